@@ -1,0 +1,155 @@
+"""Lessons as files: repository settings, Colab links, set-up cells, execution into ``.ipynb``.
+
+The repository URL and branch are written once, in ``_config.yml``. Everything that names them
+in a lesson (the Colab badge, the ``pip install`` line of the set-up cell) is derived here, and
+``python -m course_utils.authoring.lessons sync`` rewrites the lessons after a change.
+
+``python -m course_utils.authoring.lessons execute [LESSON ...]`` executes lessons from their
+MyST markdown and writes the paired ``.ipynb`` with outputs. It runs offline
+(``HF_HUB_OFFLINE=1``), records no timings, and so writes the same bytes every time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+LESSONS_DIR = ROOT / "lessons"
+CONFIG = ROOT / "_config.yml"
+LESSON_NAME = re.compile(r"^\d\d_[a-z0-9_]+$")
+CELL_TIMEOUT_S = 600
+
+BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
+BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)\s*$", re.MULTILINE)
+INSTALL_LINE = re.compile(r'^(\s*%pip install --quiet )"course_utils @ git\+[^"]*"\s*$', re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Repository:
+    """Where the course lives: ``url`` (a GitHub URL) and ``branch``, from ``_config.yml``."""
+
+    url: str
+    branch: str
+
+    @property
+    def github_path(self) -> str:
+        """``owner/name`` of the GitHub repository."""
+        match = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)(?:\.git)?/?", self.url)
+        if not match:
+            raise ValueError(f"expected repository.url in _config.yml to be https://github.com/OWNER/NAME, got {self.url!r}")
+        return match.group(1)
+
+    def colab_url(self, notebook: str) -> str:
+        """Colab's address for a notebook of the repository, e.g. ``lessons/01_rnn_recap.ipynb``."""
+        return f"https://colab.research.google.com/github/{self.github_path}/blob/{self.branch}/{notebook}"
+
+    def pip_spec(self) -> str:
+        """The ``pip install`` requirement of the course package at this repository and branch."""
+        return f"course_utils @ git+{self.url.rstrip('/')}@{self.branch}"
+
+
+def repository(config: Path = CONFIG) -> Repository:
+    """The repository settings of ``_config.yml``."""
+    import yaml
+
+    settings = yaml.safe_load(config.read_text(encoding="utf-8")).get("repository") or {}
+    if not settings.get("url") or not settings.get("branch"):
+        raise ValueError(f"expected repository.url and repository.branch in {config}")
+    return Repository(url=str(settings["url"]), branch=str(settings["branch"]))
+
+
+def lesson_sources(lessons_dir: Path = LESSONS_DIR) -> list[Path]:
+    """Every lesson's MyST markdown file, in lesson order (``NN_slug.md``)."""
+    return sorted(p for p in lessons_dir.glob("*.md") if LESSON_NAME.match(p.stem))
+
+
+def badge_markdown(repo: Repository, notebook: str) -> str:
+    """The Colab badge line of a lesson (markdown)."""
+    return f"[![Open In Colab]({BADGE_IMAGE})]({repo.colab_url(notebook)})"
+
+
+def sync_text(text: str, repo: Repository, notebook: str) -> str:
+    """A lesson's text with its badge and set-up ``pip install`` line pointing at ``repo``."""
+    if not BADGE_LINE.search(text):
+        raise ValueError(f"{notebook}: no Colab badge line found (expected {badge_markdown(repo, notebook)!r})")
+    if not INSTALL_LINE.search(text):
+        raise ValueError(f"{notebook}: no set-up cell with a '%pip install --quiet \"course_utils @ git+…\"' line")
+    text = BADGE_LINE.sub(lambda m: badge_markdown(repo, notebook), text, count=1)
+    return INSTALL_LINE.sub(lambda m: f'{m.group(1)}"{repo.pip_spec()}"', text, count=1)
+
+
+def sync(paths: list[Path] | None = None) -> list[Path]:
+    """Point every lesson's badge and set-up cell at the repository of ``_config.yml``.
+
+    Returns the lessons that changed.
+    """
+    repo = repository()
+    changed = []
+    for path in paths or lesson_sources():
+        notebook = path.with_suffix(".ipynb").relative_to(ROOT).as_posix()
+        text = path.read_text(encoding="utf-8")
+        new = sync_text(text, repo, notebook)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
+def execute(path: Path, timeout: int = CELL_TIMEOUT_S) -> float:
+    """Execute a lesson's markdown in a fresh kernel and write its ``.ipynb`` twin with outputs.
+
+    Returns the execution time in seconds. Raises on the first failing cell.
+    """
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    notebook = jupytext.read(path)
+    for index, cell in enumerate(notebook.cells):
+        cell.id = f"cell-{index}"  # nbformat would draw random ids
+    client = NotebookClient(
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    start = time.perf_counter()
+    client.execute()
+    elapsed = time.perf_counter() - start
+    notebook.metadata.pop("widgets", None)  # widget state carries random model ids
+    out = path.with_suffix(".ipynb")
+    jupytext.write(notebook, out, fmt="ipynb")
+    nbformat.validate(nbformat.read(out, as_version=4))
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course_utils.authoring.lessons", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("sync", help="point badges and set-up cells at the repository of _config.yml")
+    run = sub.add_parser("execute", help="execute lessons and write their .ipynb twins with outputs")
+    run.add_argument("lessons", nargs="*", type=Path, help="lesson .md files (default: all)")
+    args = parser.parse_args(argv)
+    if args.command == "sync":
+        changed = sync()
+        print(f"{len(changed)} lesson(s) updated" + "".join(f"\n  {p.relative_to(ROOT)}" for p in changed))
+        return 0
+    paths = [p.resolve() for p in args.lessons] or lesson_sources()
+    sync(paths)
+    for path in paths:
+        print(f"executing {path.relative_to(ROOT)} ...", end=" ", flush=True)
+        print(f"{execute(path):.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The notebook environment: seeds, device, Colab and hub detection, notebook set-up.
+
+Every lesson's first code cell calls :func:`setup_notebook`. It is the only place where the
+course touches global state (random seeds, the default plotly renderer, display options), so a
+lesson run top to bottom from a fresh kernel gives the same numbers on every machine.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import sys
+import threading
+from functools import lru_cache
+
+import numpy as np
+
+DEFAULT_SEED = 0
+HUB_HOST = "huggingface.co"
+
+
+def seed_everything(seed: int = DEFAULT_SEED) -> int:
+    """Seed Python's ``random``, numpy's global generator and torch (CPU and CUDA).
+
+    Returns the seed, so a cell can show which seed it used.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"expected an integer seed, got {seed!r} of type {type(seed).__name__}")
+    if not 0 <= int(seed) < 2**32:
+        raise ValueError(f"expected a seed in [0, 2**32), got {seed}")
+    seed = int(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency, but numpy lessons need not fail
+        return seed
+    torch.manual_seed(seed)  # seeds the CUDA generators too
+    return seed
+
+
+def device(prefer: str = "auto") -> "torch.device":  # noqa: F821 - torch imported lazily
+    """The torch device lessons run on: ``"cuda"`` when asked for or available, else ``"cpu"``.
+
+    ``prefer`` is ``"auto"``, ``"cpu"`` or ``"cuda"``. Asking for ``"cuda"`` on a machine without
+    a GPU raises, rather than silently running somewhere else.
+    """
+    import torch
+
+    if prefer not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"expected prefer to be 'auto', 'cpu' or 'cuda', got {prefer!r}")
+    if prefer == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("prefer='cuda' was asked for, but torch sees no CUDA GPU on this machine")
+    if prefer == "cpu":
+        return torch.device("cpu")
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def in_colab() -> bool:
+    """True when running inside Google Colab."""
+    return "google.colab" in sys.modules
+
+
+def _env_says_offline() -> bool:
+    truthy = {"1", "true", "yes", "on"}
+    return any(os.environ.get(name, "").strip().lower() in truthy for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+@lru_cache(maxsize=None)
+def hub_available(timeout: float = 2.0) -> bool:
+    """Whether the Hugging Face hub can be reached, decided in at most ``timeout`` seconds.
+
+    ``HF_HUB_OFFLINE=1`` (or ``TRANSFORMERS_OFFLINE=1``) answers ``False`` at once, without touching
+    the network. Otherwise one TCP connection to the hub is tried in a background thread, so a
+    machine whose DNS hangs still gets its answer after ``timeout`` seconds. The answer is cached
+    for the session.
+    """
+    if timeout <= 0:
+        raise ValueError(f"expected a positive timeout in seconds, got {timeout}")
+    if _env_says_offline():
+        return False
+    result: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((HUB_HOST, 443), timeout=timeout):
+                result.append(True)
+        except OSError:
+            result.append(False)
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return bool(result and result[0])
+
+
+def setup_notebook(seed: int = DEFAULT_SEED) -> None:
+    """Prepare a lesson notebook: seeds, figure rendering and display options.
+
+    - seeds Python, numpy and torch with ``seed`` (:func:`seed_everything`);
+    - makes every plotly figure render through the course renderer, which draws on the static
+      site, in Colab and in Jupyter alike (:func:`course_utils.plots.use_course_renderer`);
+    - prints numpy arrays compactly (4 decimals), so tables in the lessons stay readable.
+
+    It prints nothing, so its output is the same on every machine; the welcome lesson shows the
+    environment (versions, device, hub) explicitly.
+    """
+    from . import plots
+
+    seed_everything(seed)
+    plots.use_course_renderer()
+    np.set_printoptions(precision=4, suppress=True, linewidth=100)
+    try:
+        import torch
+
+        torch.set_printoptions(precision=4, sci_mode=False, linewidth=100)
+    except ImportError:  # pragma: no cover
+        pass

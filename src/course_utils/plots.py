@@ -1,0 +1,257 @@
+"""Plotly figure builders with one colour-blind-safe palette, and the course's figure renderer.
+
+Builders return ``plotly.graph_objects.Figure`` objects; lessons show them by leaving the figure as
+the last expression of a cell (or with ``fig.show()``).
+
+Why a renderer of our own? Inside a kernel, plotly ≥ 6.1 emits only its JSON mime type
+(``application/vnd.plotly.v1+json``). JupyterLab and VS Code draw that, but Jupyter Book, Colab
+and GitHub do not: the book shows a blank gap. The ``"course"`` renderer emits both:
+
+- the JSON mime type, drawn natively by JupyterLab and VS Code;
+- ``text/html``: a ``<div>`` and a short script that draws the figure with the page's own
+  ``Plotly`` object. On the book's site plotly.js is served by the site itself, once per page
+  (see :mod:`course_utils.book`). Where a page has no ``Plotly`` (Colab's output frames), the
+  script loads the matching plotly.js before drawing.
+
+Div ids are derived from the figure and a per-kernel counter, so re-running a notebook gives
+byte-identical outputs (needed by nbval's strict comparison).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from typing import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.io._base_renderers import MimetypeRenderer
+from plotly.offline import get_plotlyjs_version
+
+# Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour-vision
+# deficiency. Lines also differ by dash style, so figures read in greyscale too.
+PALETTE = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#D55E00",  # vermillion
+    "#F0E442",  # yellow
+    "#000000",  # black
+)
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+# Cividis is perceptually uniform and designed to be readable with colour-vision deficiencies.
+SEQUENTIAL = "Cividis"
+DIVERGING = "RdBu"
+TEMPLATE = "plotly_white"
+
+RENDERER_NAME = "course"
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+_figure_counter = itertools.count(1)
+
+
+def color(i: int) -> str:
+    """The ``i``-th colour of the course palette (cycling)."""
+    return PALETTE[i % len(PALETTE)]
+
+
+def _style(fig: go.Figure, title: str, x_title: str, y_title: str, height: int) -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, x=0.02, xanchor="left"),
+        template=TEMPLATE,
+        height=height,
+        margin=dict(l=70, r=30, t=60, b=60),
+        font=dict(size=13),
+        colorway=list(PALETTE),
+    )
+    fig.update_xaxes(title_text=x_title)
+    fig.update_yaxes(title_text=y_title)
+    return fig
+
+
+def _require_text(name: str, value: str) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"expected a non-empty string for {name}, got {value!r}")
+
+
+def heatmap(
+    values,
+    x_labels: Sequence[str],
+    y_labels: Sequence[str],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    annotate: bool = True,
+    decimals: int = 2,
+    colorscale: str = SEQUENTIAL,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """A labelled heatmap of a matrix, e.g. attention weights.
+
+    ``values`` has shape ``(len(y_labels), len(x_labels))``: row ``i`` is drawn at ``y_labels[i]``,
+    from top to bottom, as matrices are read. With ``annotate`` every cell shows its value.
+    """
+    z = np.asarray(values, dtype=float)
+    if z.ndim != 2:
+        raise ValueError(f"expected a 2-D matrix of values, got an array of shape {z.shape}")
+    if z.shape != (len(y_labels), len(x_labels)):
+        raise ValueError(
+            f"expected values of shape (len(y_labels)={len(y_labels)}, len(x_labels)={len(x_labels)}), got {z.shape}"
+        )
+    for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
+        _require_text(name, text)
+    # Plotly needs unique category labels; repeated tokens ("the ... the") get a position suffix.
+    xs, ys = _unique_labels(x_labels), _unique_labels(y_labels)
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=xs,
+            y=ys,
+            colorscale=colorscale,
+            zmin=zmin,
+            zmax=zmax,
+            text=np.round(z, decimals) if annotate else None,
+            texttemplate=f"%{{z:.{decimals}f}}" if annotate else None,
+            hovertemplate="row %{y}<br>column %{x}<br>value %{z:.4f}<extra></extra>",
+            colorbar=dict(thickness=14),
+        )
+    )
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category", side="bottom")
+    return _style(fig, title, x_title, y_title, height or max(320, 60 + 48 * len(ys)))
+
+
+def _unique_labels(labels: Sequence[str]) -> list[str]:
+    labels = [str(label) for label in labels]
+    if len(set(labels)) == len(labels):
+        return labels
+    return [f"{label} ({i})" for i, label in enumerate(labels)]
+
+
+def lines(
+    x,
+    series: dict[str, Sequence[float]],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    log_x: bool = False,
+    log_y: bool = False,
+    markers: bool = True,
+    height: int = 420,
+) -> go.Figure:
+    """Curves sharing one x axis: ``series`` maps a legend name to ``len(x)`` y values.
+
+    Each curve gets the next palette colour *and* dash style, so it reads without colour.
+    """
+    xs = np.asarray(x, dtype=float)
+    if xs.ndim != 1 or xs.size == 0:
+        raise ValueError(f"expected x to be a non-empty 1-D sequence, got shape {xs.shape}")
+    if not series:
+        raise ValueError("expected at least one series, got none")
+    for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
+        _require_text(name, text)
+    fig = go.Figure()
+    for i, (name, ys) in enumerate(series.items()):
+        ys = np.asarray(ys, dtype=float)
+        if ys.shape != xs.shape:
+            raise ValueError(f"expected series {name!r} to have {xs.size} values like x, got shape {ys.shape}")
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                name=name,
+                mode="lines+markers" if markers else "lines",
+                line=dict(color=color(i), dash=DASHES[i % len(DASHES)], width=2.5),
+                marker=dict(size=7),
+            )
+        )
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+    if log_x:
+        fig.update_xaxes(type="log")
+    if log_y:
+        fig.update_yaxes(type="log")
+    return _style(fig, title, x_title, y_title, height)
+
+
+# --------------------------------------------------------------------------------------------
+# The renderer
+
+
+def figure_html(spec: dict, div_id: str, *, fetch_plotly_js: bool = True) -> str:
+    """The HTML of a figure: a ``<div>`` and a script that draws it with the page's ``Plotly``.
+
+    ``spec`` is the figure as a JSON-ready dict (``data``, ``layout``). The page is expected to
+    provide plotly.js, as the book's site does. With ``fetch_plotly_js`` the script loads the
+    matching plotly.js itself when the page has none (Colab's output frames); the site's own
+    figures are written without it (:mod:`course_utils.book`), so the site never fetches anything.
+    """
+    if not isinstance(spec, dict) or "data" not in spec:
+        raise ValueError("expected a figure spec: a dict with 'data' (and usually 'layout')")
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", div_id):
+        raise ValueError(f"expected an HTML id (letters, digits, '-' and '_'), got {div_id!r}")
+    payload = json.dumps(
+        {"data": spec.get("data", []), "layout": spec.get("layout", {}), "config": {"responsive": True}},
+        sort_keys=True,
+        separators=(",", ":"),
+    ).replace("</", "<\\/")  # a figure title cannot close the script tag
+    height = spec.get("layout", {}).get("height") or 450
+    draw = f'Plotly.newPlot("{div_id}", fig.data, fig.layout, fig.config);'
+    if fetch_plotly_js:
+        plotly_js = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
+        draw = (
+            f"var draw = function () {{ {draw} }};\n"
+            "  if (window.Plotly) { draw(); return; }\n"
+            "  // No plotly.js on this page (e.g. a Colab output frame): fetch it, then draw.\n"
+            '  var script = document.createElement("script");\n'
+            f'  script.src = "{plotly_js}";\n'
+            "  script.onload = draw;\n"
+            "  document.head.appendChild(script);"
+        )
+    return (
+        f'<div id="{div_id}" class="plotly-graph-div course-figure" style="height:{height}px; width:100%;"></div>\n'
+        '<script type="text/javascript">\n'
+        "(function () {\n"
+        f"  var fig = {payload};\n"
+        f"  {draw}\n"
+        "})();\n"
+        "</script>"
+    )
+
+
+def figure_mimebundle(fig: go.Figure) -> dict[str, object]:
+    """The mime bundle the course renderer displays for ``fig``.
+
+    Keys: ``application/vnd.plotly.v1+json`` (JupyterLab, VS Code) and ``text/html`` (the book,
+    Colab). The div id is ``fig-<n>-<digest>``: the n-th figure of this kernel and a digest of the
+    figure, so a notebook run from a fresh kernel always produces the same bytes.
+    """
+    if not isinstance(fig, go.Figure):
+        raise TypeError(f"expected a plotly.graph_objects.Figure, got {type(fig).__name__}")
+    spec = json.loads(pio.to_json(fig, validate=False, engine="json"))
+    digest = hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:10]
+    div_id = f"fig-{next(_figure_counter)}-{digest}"
+    return {
+        PLOTLY_MIME: {"data": spec.get("data", []), "layout": spec.get("layout", {}), "config": {}},
+        "text/html": figure_html(spec, div_id),
+    }
+
+
+class CourseRenderer(MimetypeRenderer):
+    """Plotly renderer emitting :func:`figure_mimebundle`; registered as ``"course"``."""
+
+    def to_mimebundle(self, fig_dict: dict) -> dict[str, object]:
+        return figure_mimebundle(go.Figure(fig_dict))
+
+
+def use_course_renderer() -> None:
+    """Register the ``"course"`` renderer and make it plotly's default (idempotent)."""
+    pio.renderers[RENDERER_NAME] = CourseRenderer()
+    pio.renderers.default = RENDERER_NAME

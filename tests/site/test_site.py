@@ -1,0 +1,144 @@
+"""The built site, as a reader sees it: pages, figures, formulas, links and Colab buttons.
+
+Every HTML page is opened in headless Chromium from a server on 127.0.0.1. Requests to any other
+host are blocked and counted: the site must work with no network at all.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import posixpath
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from course_utils.authoring.lessons import ROOT, repository
+from tests.site.conftest import SCREENSHOTS, SITE
+
+# Pages of the book: every HTML file but the theme's template fragments under _static/.
+PAGES = sorted(
+    p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html") if not p.relative_to(SITE).parts[0].startswith("_")
+) if SITE.is_dir() else []
+LESSON_PAGES = [p for p in PAGES if re.fullmatch(r"lessons/\d\d_[a-z0-9_]+\.html", p)]
+COLAB_PREFIX = "https://colab.research.google.com/github/"
+
+
+class _Anchors(html.parser.HTMLParser):
+    """Collects the ``href`` of every link and the ``id`` of every element of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("name"):
+            self.ids.add(attrs["name"])
+        if tag == "a" and attrs.get("href"):
+            self.hrefs.append(attrs["href"])
+
+
+def _anchors(page: str) -> _Anchors:
+    parser = _Anchors()
+    parser.feed((SITE / page).read_text(encoding="utf-8"))
+    return parser
+
+
+def test_the_site_has_every_lesson_of_the_toc(site):
+    lessons = sorted(p.stem for p in (ROOT / "lessons").glob("[0-9][0-9]_*.md"))
+    assert [Path(p).stem for p in LESSON_PAGES] == lessons
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_internal_links_resolve(site, page):
+    broken = []
+    for href in _anchors(page).hrefs:
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc or href.startswith(("mailto:", "javascript:")):
+            continue
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(page), unquote(parts.path))) if parts.path else page
+        path = SITE / target
+        if path.is_dir():
+            path = path / "index.html"
+        if not path.is_file():
+            broken.append(f"{href} (no file {target})")
+        elif parts.fragment and path.suffix == ".html" and parts.fragment not in _anchors(path.relative_to(SITE).as_posix()).ids:
+            broken.append(f"{href} (no id {parts.fragment!r} in {target})")
+    assert not broken, f"{page} has broken internal links:\n" + "\n".join(broken)
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_colab_links_open_a_committed_notebook_of_the_configured_repository(site, page):
+    repo = repository()
+    links = sorted({h for h in _anchors(page).hrefs if h.startswith(COLAB_PREFIX)})
+    # one badge in the text, one launch button in the header: both open this lesson's notebook
+    expected = repo.colab_url(f"lessons/{Path(page).stem}.ipynb")
+    assert links == [expected], f"{page}: expected every Colab link to be {expected}, got {links}"
+    notebook = expected.removeprefix(f"{COLAB_PREFIX}{repo.github_path}/blob/{repo.branch}/")
+    assert (ROOT / notebook).is_file(), f"{page}: the Colab link names {notebook}, which is not in the repository"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_loads_without_errors_or_network(browser, base_url, page):
+    errors: list[str] = []
+    external: list[str] = []
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+
+    def route(route):
+        host = urlsplit(route.request.url).hostname
+        if host in ("127.0.0.1", "localhost") or route.request.url.startswith("data:"):
+            route.continue_()
+        else:
+            external.append(route.request.url)
+            route.abort()
+
+    tab.route("**/*", route)
+    tab.on("console", lambda msg: errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+    tab.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
+    tab.on("requestfailed", lambda req: errors.append(f"request failed: {req.url}") if req.url not in external else None)
+    tab.goto(f"{base_url}/{page}", wait_until="networkidle")  # networkidle: index.html redirects
+    figures = tab.locator("div.plotly-graph-div")
+    if figures.count():
+        tab.wait_for_function(
+            "() => [...document.querySelectorAll('div.plotly-graph-div')]"
+            ".every(div => div.querySelector('svg.main-svg'))",
+            timeout=20_000,
+        )
+    if tab.locator(".math").count():
+        tab.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000)
+        tab.evaluate("() => MathJax.startup.promise")
+        typeset = tab.locator("mjx-container svg").count()
+        assert typeset >= tab.locator(".math").count(), f"{page}: {typeset} formulas typeset for {tab.locator('.math').count()}"
+        assert not tab.locator("mjx-merror").count(), f"{page}: a formula failed to render"
+    if page in LESSON_PAGES:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        tab.screenshot(path=str(SCREENSHOTS / f"{Path(page).stem}.png"), full_page=True)
+    context.close()
+    assert not external, f"{page} asked for resources from the network: {external}"
+    assert not errors, f"{page}:\n" + "\n".join(errors)
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_lesson_figures_draw_and_load_plotly_once(browser, base_url, page):
+    source = (SITE / page).read_text(encoding="utf-8")
+    plotly_tags = re.findall(r'<script[^>]*src="[^"]*plotly[^"]*"', source)
+    n_figures = source.count('class="plotly-graph-div')
+    if n_figures:
+        assert len(plotly_tags) == 1, f"{page}: expected plotly.js loaded once, found {plotly_tags}"
+        assert "cdn.plot.ly" not in source, f"{page}: a figure would fetch plotly.js from a CDN"
+    else:
+        assert not plotly_tags, f"{page} loads plotly.js but has no figure"
+    tab = browser.new_page()
+    tab.goto(f"{base_url}/{page}", wait_until="load")
+    drawn = tab.evaluate(
+        "() => [...document.querySelectorAll('div.plotly-graph-div')]"
+        ".filter(div => div.querySelector('svg.main-svg') && div.getBoundingClientRect().height > 100).length"
+    )
+    tab.close()
+    assert drawn == n_figures, f"{page}: {drawn} of {n_figures} figures drew"
