@@ -125,6 +125,21 @@ def test_page_loads_without_errors_or_network(browser, base_url, page):
 
 
 @pytest.mark.parametrize("page", LESSON_PAGES)
+def test_lesson_outputs_show_no_traceback_warning_or_stderr(site, page):
+    source = (SITE / page).read_text(encoding="utf-8")
+    assert "Traceback (most recent call last)" not in source, f"{page} shows a traceback"
+    assert not re.search(r"\b\w*Warning: ", source), f"{page} shows a warning"
+    assert "output stderr" not in source, f"{page} shows output written to stderr"
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_lesson_has_a_colab_badge_and_a_colab_launch_button(site, page):
+    source = (SITE / page).read_text(encoding="utf-8")
+    assert 'src="../_static/colab-badge.svg"' in source, f"{page}: the Colab badge is not served by the site"
+    assert source.count(COLAB_PREFIX) >= 2, f"{page}: expected a Colab badge and a Colab launch button"
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
 def test_lesson_figures_draw_and_load_plotly_once(browser, base_url, page):
     source = (SITE / page).read_text(encoding="utf-8")
     plotly_tags = re.findall(r'<script[^>]*src="[^"]*plotly[^"]*"', source)

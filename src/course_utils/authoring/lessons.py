@@ -26,8 +26,8 @@ LESSON_NAME = re.compile(r"^\d\d_[a-z0-9_]+$")
 CELL_TIMEOUT_S = 600
 
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
-BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)\s*$", re.MULTILINE)
-INSTALL_LINE = re.compile(r'^(\s*%pip install --quiet )"course_utils @ git\+[^"]*"\s*$', re.MULTILINE)
+BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)[ \t]*$", re.MULTILINE)
+INSTALL_LINE = re.compile(r'^([ \t]*%pip install --quiet )"course_utils @ git\+[^"]*"[ \t]*$', re.MULTILINE)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,167 @@
+"""Lessons as files: pairing with their .ipynb, Colab badge and set-up cell, the template.
+
+nbval (``make notebooks``) checks that the committed outputs match a fresh run; these tests check
+everything about the lesson files that needs no kernel.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+import yaml
+
+from course_utils.authoring import lessons
+from course_utils.authoring.lessons import ROOT, Repository
+
+SOURCES = lessons.lesson_sources()
+NOTEBOOKS = sorted((ROOT / "lessons").glob("*.ipynb"))
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
+REPO = lessons.repository()
+
+
+def code_cells(cells):
+    return [c for c in cells if c.cell_type == "code"]
+
+
+def test_there_are_lessons():
+    assert [p.stem for p in SOURCES][:2] == ["00_welcome", "01_rnn_recap"]
+
+
+def test_every_lesson_and_notebook_has_its_twin():
+    assert {p.stem for p in SOURCES} == {p.stem for p in NOTEBOOKS}, "a lesson lacks its .md or its .ipynb twin"
+
+
+def test_every_lesson_is_in_the_toc_in_order():
+    files = [c["file"] for part in TOC["parts"] for c in part["chapters"]]
+    listed = [f for f in files if f.startswith("lessons/")]
+    assert listed == [f"lessons/{p.stem}" for p in SOURCES]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_md_and_ipynb_hold_the_same_cells(source):
+    text = jupytext.read(source)
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    assert [c.cell_type for c in notebook.cells] == [c.cell_type for c in text.cells], (
+        f"{source.name} and its .ipynb have different cells: run `make lessons`"
+    )
+    for index, (md_cell, nb_cell) in enumerate(zip(text.cells, notebook.cells)):
+        assert nb_cell.source == md_cell.source, f"{source.name}: cell {index} differs from the .ipynb: run `make lessons`"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_lesson_is_a_paired_myst_notebook_with_a_python_kernel(source):
+    text = source.read_text(encoding="utf-8")
+    front = yaml.safe_load(text.split("---", 2)[1])
+    assert front["jupytext"]["formats"] == "ipynb,md:myst"
+    assert front["kernelspec"]["name"] == "python3"
+    assert re.fullmatch(r"\d\d_[a-z0-9_]+", source.stem)
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_committed_notebook_has_outputs_and_no_errors(source):
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    cells = code_cells(notebook.cells)
+    assert all(c.execution_count for c in cells), f"{source.name}: not every code cell was executed: run `make lessons`"
+    for index, cell in enumerate(cells):
+        for output in cell.outputs:
+            assert output.output_type != "error", f"{source.name}: code cell {index} raised"
+            assert not (output.output_type == "stream" and output.name == "stderr"), (
+                f"{source.name}: code cell {index} wrote to stderr: {output.text[:200]!r}"
+            )
+    assert "widgets" not in notebook.metadata, "widget state holds random ids; `make lessons` strips it"
+
+
+# ---------------------------------------------------------------------------------- Colab
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("suffix", [".md", ".ipynb"])
+def test_colab_badge_opens_this_lessons_notebook_at_the_configured_repository(source, suffix):
+    notebook = jupytext.read(source.with_suffix(suffix))
+    markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    badges = lessons.BADGE_LINE.findall(markdown)
+    expected = REPO.colab_url(f"lessons/{source.stem}.ipynb")
+    assert badges == [(lessons.BADGE_IMAGE, expected)], f"{source.name}: expected one Colab badge linking {expected}"
+    assert (ROOT / "lessons" / f"{source.stem}.ipynb").is_file()
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("suffix", [".md", ".ipynb"])
+def test_first_code_cell_is_the_setup_cell(source, suffix):
+    first = code_cells(jupytext.read(source.with_suffix(suffix)).cells)[0].source
+    assert first == setup_cell(REPO), f"{source.name}: the first code cell must be the course's set-up cell"
+
+
+def setup_cell(repo: Repository) -> str:
+    return (
+        "# Setup: in Colab this installs the course package; everywhere it seeds everything\n"
+        "# and prepares the figures. Outside Colab it installs nothing.\n"
+        "import sys\n"
+        "\n"
+        'if "google.colab" in sys.modules:\n'
+        f'    %pip install --quiet "{repo.pip_spec()}"\n'
+        "\n"
+        "from course_utils.env import setup_notebook\n"
+        "\n"
+        "setup_notebook()"
+    )
+
+
+def test_repository_url_is_written_in_config_only():
+    """Outside the lessons (derived by `make lessons`), no file names the repository."""
+    offenders = []
+    for path in ROOT.rglob("*"):
+        if any(part in {".venv", "_build", ".git", "lessons", "__pycache__", ".jupyter_cache"} for part in path.parts):
+            continue
+        if path.is_file() and path.suffix in {".md", ".py", ".yml", ".toml", ".cfg", ".txt"} and path.name != "_config.yml":
+            if REPO.url in path.read_text(encoding="utf-8", errors="ignore"):
+                offenders.append(path.relative_to(ROOT).as_posix())
+    assert not offenders, f"the repository URL is written outside _config.yml in: {offenders}"
+
+
+def test_sync_points_badge_and_setup_cell_at_another_repository():
+    text = (ROOT / "lessons" / "00_welcome.md").read_text()
+    other = Repository(url="https://github.com/someone/fork", branch="dev")
+    synced = lessons.sync_text(text, other, "lessons/00_welcome.ipynb")
+    assert "https://colab.research.google.com/github/someone/fork/blob/dev/lessons/00_welcome.ipynb" in synced
+    assert '"course_utils @ git+https://github.com/someone/fork@dev"' in synced
+    assert REPO.url not in synced
+    assert lessons.sync_text(synced, REPO, "lessons/00_welcome.ipynb") == text
+
+
+def test_sync_refuses_a_lesson_without_badge_or_setup_cell():
+    with pytest.raises(ValueError, match="no Colab badge line found"):
+        lessons.sync_text("# Title\n", REPO, "lessons/99_x.ipynb")
+    with pytest.raises(ValueError, match="no set-up cell"):
+        lessons.sync_text(lessons.badge_markdown(REPO, "lessons/99_x.ipynb") + "\n", REPO, "lessons/99_x.ipynb")
+
+
+@pytest.mark.parametrize("url", ["https://gitlab.com/a/b", "github.com/a/b", "https://github.com/a"])
+def test_repository_must_be_on_github(url):
+    with pytest.raises(ValueError, match="expected repository.url in _config.yml to be https://github.com/OWNER/NAME"):
+        Repository(url=url, branch="main").github_path
+
+
+def test_config_names_the_repository_and_colab():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["repository"]["branch"] == "main"
+    assert config["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+    assert config["only_build_toc_files"] is True
+    assert "lessons/*.ipynb" in config["exclude_patterns"]
+    assert config["execute"]["execute_notebooks"] == "cache" and config["execute"]["timeout"] > 0
+
+
+# ---------------------------------------------------------------------------------- template
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_lesson_follows_the_template(source):
+    text = source.read_text(encoding="utf-8")
+    assert re.search(r"^# \d+\. ", text, re.MULTILINE), f"{source.name}: title '# N. ...' missing"
+    for heading in ("What you will learn", "Before you start", "Key takeaways"):
+        assert heading in text, f"{source.name}: the template's '{heading}' is missing"
+    assert re.search(r"\*\*Time:\*\*|Time:", text), f"{source.name}: no estimated time"

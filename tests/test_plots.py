@@ -1,0 +1,170 @@
+"""course_utils.plots: figure builders and the course renderer."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from course_utils import plots
+
+
+def payload_of(html: str) -> dict:
+    """The figure JSON a figure's HTML hands to Plotly.newPlot."""
+    match = re.search(r"var fig = (\{.*\});\n", html)
+    assert match, "no figure payload in the HTML"
+    return json.loads(match.group(1).replace("<\\/", "</"))
+
+
+def simple_figure(title="t") -> go.Figure:
+    return plots.lines([1, 2, 3], {"a": [1, 4, 9]}, title=title, x_title="x", y_title="y")
+
+
+def test_palette_is_okabe_ito_and_distinct():
+    assert len(set(plots.PALETTE)) == len(plots.PALETTE) == 8
+    assert plots.PALETTE[:3] == ("#0072B2", "#E69F00", "#009E73")
+    assert plots.color(0) == plots.color(len(plots.PALETTE))
+
+
+def test_heatmap_labels_values_and_orientation():
+    values = np.arange(6).reshape(2, 3) / 10
+    fig = plots.heatmap(values, ["a", "b", "c"], ["r0", "r1"], title="T", x_title="X", y_title="Y")
+    trace = fig.data[0]
+    np.testing.assert_array_equal(trace.z, values)
+    assert list(trace.x) == ["a", "b", "c"] and list(trace.y) == ["r0", "r1"]
+    assert trace.texttemplate == "%{z:.2f}"
+    assert fig.layout.yaxis.autorange == "reversed"  # row 0 on top, as a matrix is read
+    assert fig.layout.title.text == "T"
+    assert fig.layout.xaxis.title.text == "X" and fig.layout.yaxis.title.text == "Y"
+
+
+def test_heatmap_repeated_tokens_get_unique_labels():
+    fig = plots.heatmap(np.zeros((2, 2)), ["the", "the"], ["a", "b"], title="T", x_title="X", y_title="Y")
+    assert list(fig.data[0].x) == ["the (0)", "the (1)"]
+
+
+def test_heatmap_without_annotations():
+    fig = plots.heatmap(np.zeros((1, 1)), ["a"], ["b"], title="T", x_title="X", y_title="Y", annotate=False)
+    assert fig.data[0].texttemplate is None
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        (np.zeros(3), r"expected a 2-D matrix of values, got an array of shape \(3,\)"),
+        (np.zeros((3, 2)), r"expected values of shape \(len\(y_labels\)=2, len\(x_labels\)=2\), got \(3, 2\)"),
+    ],
+)
+def test_heatmap_rejects_mismatched_values(values, message):
+    with pytest.raises(ValueError, match=message):
+        plots.heatmap(values, ["a", "b"], ["r0", "r1"], title="T", x_title="X", y_title="Y")
+
+
+def test_builders_require_titles_and_axis_labels():
+    with pytest.raises(ValueError, match="expected a non-empty string for x_title"):
+        plots.heatmap(np.zeros((1, 1)), ["a"], ["b"], title="T", x_title=" ", y_title="Y")
+    with pytest.raises(ValueError, match="expected a non-empty string for title"):
+        plots.lines([1], {"a": [1]}, title="", x_title="x", y_title="y")
+
+
+def test_lines_curves_differ_by_colour_and_dash():
+    fig = plots.lines([1, 2], {"a": [1, 2], "b": [2, 1], "c": [0, 0]}, title="T", x_title="x", y_title="y")
+    assert [t.name for t in fig.data] == ["a", "b", "c"]
+    assert len({t.line.color for t in fig.data}) == 3
+    assert len({t.line.dash for t in fig.data}) == 3
+
+
+def test_lines_log_axes():
+    fig = plots.lines([1, 10], {"a": [1, 100]}, title="T", x_title="x", y_title="y", log_x=True, log_y=True)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+
+
+@pytest.mark.parametrize(
+    "x, series, message",
+    [
+        ([], {"a": []}, "expected x to be a non-empty 1-D sequence"),
+        ([1, 2], {}, "expected at least one series"),
+        ([1, 2], {"a": [1, 2, 3]}, r"expected series 'a' to have 2 values like x, got shape \(3,\)"),
+    ],
+)
+def test_lines_rejects_bad_input(x, series, message):
+    with pytest.raises(ValueError, match=message):
+        plots.lines(x, series, title="T", x_title="x", y_title="y")
+
+
+def test_mimebundle_has_plotly_json_and_html_with_the_same_figure():
+    fig = simple_figure()
+    bundle = plots.figure_mimebundle(fig)
+    assert set(bundle) == {plots.PLOTLY_MIME, "text/html"}
+    spec = bundle[plots.PLOTLY_MIME]
+    y = spec["data"][0]["y"]  # numpy arrays travel as plotly.js typed arrays (base64)
+    assert y["dtype"] == "f8"
+    np.testing.assert_array_equal(np.frombuffer(base64.b64decode(y["bdata"]), dtype="<f8"), [1, 4, 9])
+    assert payload_of(bundle["text/html"])["data"] == spec["data"]
+
+
+def test_mimebundle_div_ids_are_deterministic_digests():
+    first, second = plots.figure_mimebundle(simple_figure()), plots.figure_mimebundle(simple_figure())
+    id1 = re.search(r'id="(fig-\d+-[0-9a-f]{10})"', first["text/html"]).group(1)
+    id2 = re.search(r'id="(fig-\d+-[0-9a-f]{10})"', second["text/html"]).group(1)
+    assert id1.split("-")[2] == id2.split("-")[2]  # same figure, same digest
+    assert int(id2.split("-")[1]) == int(id1.split("-")[1]) + 1  # next figure of this kernel
+    other = plots.figure_mimebundle(simple_figure(title="other"))["text/html"]
+    assert id1.split("-")[2] not in other
+
+
+def test_mimebundle_rejects_non_figures():
+    with pytest.raises(TypeError, match="expected a plotly.graph_objects.Figure, got dict"):
+        plots.figure_mimebundle({"data": []})
+
+
+def test_html_fetches_plotly_only_where_the_page_has_none():
+    spec = json.loads(pio.to_json(simple_figure()))
+    colab = plots.figure_html(spec, "fig-a")
+    site = plots.figure_html(spec, "fig-a", fetch_plotly_js=False)
+    assert "if (window.Plotly)" in colab and f"plotly-{plots.get_plotlyjs_version()}.min.js" in colab
+    assert "cdn.plot.ly" not in site and "createElement" not in site
+    assert 'Plotly.newPlot("fig-a"' in site
+
+
+def test_html_cannot_be_broken_out_of_by_a_title():
+    spec = json.loads(pio.to_json(simple_figure(title="</script><script>alert(1)</script>")))
+    html = plots.figure_html(spec, "fig-x", fetch_plotly_js=False)
+    assert html.count("</script>") == 1
+    assert payload_of(html)["layout"]["title"]["text"] == "</script><script>alert(1)</script>"
+
+
+@pytest.mark.parametrize("bad", ["1fig", "fig a", 'x"><script>', ""])
+def test_html_rejects_bad_div_ids(bad):
+    with pytest.raises(ValueError, match="expected an HTML id"):
+        plots.figure_html({"data": []}, bad)
+
+
+def test_html_rejects_non_specs():
+    with pytest.raises(ValueError, match="expected a figure spec"):
+        plots.figure_html([], "fig-a")
+
+
+def test_course_renderer_is_used_by_figures_in_a_kernel():
+    plots.use_course_renderer()
+    plots.use_course_renderer()  # idempotent
+    assert pio.renderers.default == plots.RENDERER_NAME
+    bundle = simple_figure()._repr_mimebundle_()
+    assert set(bundle) == {plots.PLOTLY_MIME, "text/html"}
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=32), min_size=1, max_size=20), st.text(max_size=30))
+def test_html_payload_round_trips_any_data_and_title(ys, title):
+    fig = go.Figure(go.Scatter(y=ys), layout=dict(title=dict(text=title)))
+    spec = json.loads(pio.to_json(fig, engine="json"))
+    payload = payload_of(plots.figure_html(spec, "fig-h", fetch_plotly_js=False))
+    assert payload["data"] == spec["data"]
+    assert payload["layout"].get("title", {}).get("text", "") == title
