@@ -9,6 +9,7 @@ Listed in ``_config.yml`` under ``sphinx.extra_extensions``. It
   ``<head>`` of the pages that hold a plotly figure and only those (the figures' own scripts,
   written by :mod:`course_utils.plots`, then find ``window.Plotly``);
 - serves MathJax from the site itself (MathJax 3, bundled with ``sphinx-mathjax-offline``);
+- adds the course's small stylesheet (``_static/course.css``);
 - loads each script once per page (sphinx-thebe's configuration is registered twice);
 - shows the Colab badge of each lesson from ``_static/colab-badge.svg``: the notebooks keep the
   badge's usual address, which Colab and GitHub display, while the site needs nothing remote.
@@ -120,6 +121,7 @@ def _copy_assets(app, exception) -> None:
 
 
 def setup(app):
+    app.add_css_file("course.css")
     app.connect("config-inited", _configure)
     app.connect("html-page-context", _add_plotly_where_needed)
     app.connect("html-page-context", _load_each_script_once, priority=900)
