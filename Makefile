@@ -42,7 +42,7 @@ book: $(STAMP)  ## execute the lessons (cached) and build the site into _build/h
 	$(BOOK)
 
 lessons: $(STAMP)  ## re-execute every lesson offline and rewrite its committed .ipynb (with outputs)
-	$(BIN)/python -m course_utils.authoring.lessons execute
+	$(BIN)/python -m course_utils.authoring.lessons execute $(LESSONS_FLAGS)
 
 unit: $(STAMP)  ## unit, pairing, Colab and lock tests (fast)
 	$(BIN)/pytest tests --ignore=tests/site

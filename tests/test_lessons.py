@@ -165,3 +165,34 @@ def test_lesson_follows_the_template(source):
     for heading in ("What you will learn", "Before you start", "Key takeaways"):
         assert heading in text, f"{source.name}: the template's '{heading}' is missing"
     assert re.search(r"\*\*Time:\*\*|Time:", text), f"{source.name}: no estimated time"
+
+
+# ---------------------------------------------------------------------------------- make lessons
+
+
+def test_unstable_cells_are_recognised_by_marker_or_tag():
+    assert lessons.has_unstable_output(nbformat.v4.new_code_cell("# NBVAL_IGNORE_OUTPUT\nx = 1"))
+    assert lessons.has_unstable_output(nbformat.v4.new_code_cell("\n  # NBVAL_IGNORE_OUTPUT\nx = 1"))
+    tagged = nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["nbval-ignore-output"]})
+    assert lessons.has_unstable_output(tagged)
+    assert not lessons.has_unstable_output(nbformat.v4.new_code_cell("x = 1  # NBVAL_IGNORE_OUTPUT"))
+
+
+def test_unchanged_unstable_cells_keep_their_committed_output(tmp_path):
+    def notebook(timing_output, stable_output, timing_source="# NBVAL_IGNORE_OUTPUT\nt = time()"):
+        cells = [
+            nbformat.v4.new_code_cell(timing_source, outputs=[nbformat.v4.new_output("stream", text=timing_output)]),
+            nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output("stream", text=stable_output)]),
+        ]
+        return nbformat.v4.new_notebook(cells=cells)
+
+    committed = tmp_path / "lesson.ipynb"
+    nbformat.write(notebook("1.0 s", "old"), committed)
+    fresh = notebook("2.0 s", "new")
+    assert lessons.keep_committed_unstable_outputs(fresh, committed) == 1
+    assert [c.outputs[0].text for c in fresh.cells] == ["1.0 s", "new"]  # stable outputs are this run's
+
+    edited = notebook("3.0 s", "new", timing_source="# NBVAL_IGNORE_OUTPUT\nt = time() * 2")
+    assert lessons.keep_committed_unstable_outputs(edited, committed) == 0
+    assert edited.cells[0].outputs[0].text == "3.0 s"
+    assert lessons.keep_committed_unstable_outputs(notebook("4.0 s", "x"), tmp_path / "missing.ipynb") == 0

@@ -6,7 +6,10 @@ in a lesson (the Colab badge, the ``pip install`` line of the set-up cell) is de
 
 ``python -m course_utils.authoring.lessons execute [LESSON ...]`` executes lessons from their
 MyST markdown and writes the paired ``.ipynb`` with outputs. It runs offline
-(``HF_HUB_OFFLINE=1``), records no timings, and so writes the same bytes every time.
+(``HF_HUB_OFFLINE=1``), records no timings, and so writes the same bytes every time. The one
+exception is a cell marked ``# NBVAL_IGNORE_OUTPUT`` (timings, the machine's environment): its
+output cannot repeat, so the output already committed is kept while the cell's source is
+unchanged (``--refresh-unstable`` replaces it with this run's).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ LESSONS_DIR = ROOT / "lessons"
 CONFIG = ROOT / "_config.yml"
 LESSON_NAME = re.compile(r"^\d\d_[a-z0-9_]+$")
 CELL_TIMEOUT_S = 600
+UNSTABLE_MARKER = "# NBVAL_IGNORE_OUTPUT"
 
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)[ \t]*$", re.MULTILINE)
@@ -101,10 +105,37 @@ def sync(paths: list[Path] | None = None) -> list[Path]:
     return changed
 
 
-def execute(path: Path, timeout: int = CELL_TIMEOUT_S) -> float:
+def has_unstable_output(cell) -> bool:
+    """Whether nbval ignores this code cell's output (``# NBVAL_IGNORE_OUTPUT`` or the tag)."""
+    first_line = cell.source.lstrip().split("\n", 1)[0].strip()
+    return first_line == UNSTABLE_MARKER or "nbval-ignore-output" in cell.get("metadata", {}).get("tags", [])
+
+
+def keep_committed_unstable_outputs(notebook, committed_path: Path) -> int:
+    """Give unchanged unstable cells of ``notebook`` the outputs committed in ``committed_path``.
+
+    Returns how many cells kept their committed output.
+    """
+    import nbformat
+
+    if not committed_path.is_file():
+        return 0
+    committed = nbformat.read(committed_path, as_version=4)
+    previous = {c.source: c.outputs for c in committed.cells if c.cell_type == "code" and has_unstable_output(c)}
+    kept = 0
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and has_unstable_output(cell) and cell.source in previous:
+            cell.outputs = previous[cell.source]
+            kept += 1
+    return kept
+
+
+def execute(path: Path, timeout: int = CELL_TIMEOUT_S, refresh_unstable: bool = False) -> float:
     """Execute a lesson's markdown in a fresh kernel and write its ``.ipynb`` twin with outputs.
 
-    Returns the execution time in seconds. Raises on the first failing cell.
+    Unstable outputs (see :func:`keep_committed_unstable_outputs`) keep their committed version
+    unless ``refresh_unstable``. Returns the execution time in seconds. Raises on the first
+    failing cell.
     """
     import jupytext
     import nbformat
@@ -127,6 +158,8 @@ def execute(path: Path, timeout: int = CELL_TIMEOUT_S) -> float:
     elapsed = time.perf_counter() - start
     notebook.metadata.pop("widgets", None)  # widget state carries random model ids
     out = path.with_suffix(".ipynb")
+    if not refresh_unstable:
+        keep_committed_unstable_outputs(notebook, out)
     jupytext.write(notebook, out, fmt="ipynb")
     nbformat.validate(nbformat.read(out, as_version=4))
     return elapsed
@@ -138,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("sync", help="point badges and set-up cells at the repository of _config.yml")
     run = sub.add_parser("execute", help="execute lessons and write their .ipynb twins with outputs")
     run.add_argument("lessons", nargs="*", type=Path, help="lesson .md files (default: all)")
+    run.add_argument("--refresh-unstable", action="store_true",
+                     help="also replace the committed outputs of # NBVAL_IGNORE_OUTPUT cells")
     args = parser.parse_args(argv)
     if args.command == "sync":
         changed = sync()
@@ -147,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     sync(paths)
     for path in paths:
         print(f"executing {path.relative_to(ROOT)} ...", end=" ", flush=True)
-        print(f"{execute(path):.1f} s")
+        print(f"{execute(path, refresh_unstable=args.refresh_unstable):.1f} s")
     return 0
 
 
