@@ -196,3 +196,17 @@ def test_unchanged_unstable_cells_keep_their_committed_output(tmp_path):
     assert lessons.keep_committed_unstable_outputs(edited, committed) == 0
     assert edited.cells[0].outputs[0].text == "3.0 s"
     assert lessons.keep_committed_unstable_outputs(notebook("4.0 s", "x"), tmp_path / "missing.ipynb") == 0
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_code_lines_fit_the_page(source):
+    """Code is formatted to 88 columns (the site's code font is sized for that); the set-up
+    cell's install line, which holds the repository URL, is the one exception."""
+    long_lines = [
+        f"cell {index}: {line[:60]}..."
+        for index, cell in enumerate(jupytext.read(source).cells)
+        if cell.cell_type == "code"
+        for line in cell.source.splitlines()
+        if len(line) > 88 and not lessons.INSTALL_LINE.match(line)
+    ]
+    assert not long_lines, f"{source.name}: code lines longer than 88 characters:\n" + "\n".join(long_lines)

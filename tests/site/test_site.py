@@ -157,3 +157,27 @@ def test_lesson_figures_draw_and_load_plotly_once(browser, base_url, page):
     )
     tab.close()
     assert drawn == n_figures, f"{page}: {drawn} of {n_figures} figures drew"
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_sliders_work_without_a_kernel(browser, base_url, page):
+    """Dragging a figure's slider to its end updates the figure, with plotly.js alone."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    tab.goto(f"{base_url}/{page}", wait_until="networkidle")
+    ids = tab.evaluate(
+        "() => [...document.querySelectorAll('div.plotly-graph-div')]"
+        ".filter(div => div.layout && (div.layout.sliders || []).length).map(div => div.id)"
+    )
+    for div_id in ids:
+        figure = tab.locator(f"#{div_id}")
+        figure.scroll_into_view_if_needed()
+        state = f"() => {{ const d = document.getElementById('{div_id}'); return [d._fullLayout.sliders[0].active, JSON.stringify(d.data.map(t => t.visible)), d.layout.title && d.layout.title.text]; }}"
+        before = tab.evaluate(state)
+        rail = figure.locator("rect.slider-rail-touch-rect").first.bounding_box()
+        tab.mouse.click(rail["x"] + rail["width"] * 0.99, rail["y"] + rail["height"] / 2)
+        tab.wait_for_timeout(300)
+        after = tab.evaluate(state)
+        n_steps = tab.evaluate(f"() => document.getElementById('{div_id}').layout.sliders[0].steps.length")
+        assert after[0] == n_steps - 1, f"{page} #{div_id}: the slider did not move to its last step"
+        assert after[1:] != before[1:], f"{page} #{div_id}: moving the slider changed nothing in the figure"
+    tab.close()
