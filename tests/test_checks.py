@@ -371,3 +371,44 @@ def test_solution_passes_its_checker_and_the_lesson_checks_its_stub(lesson, labe
         # The lesson has the stub for the learner, and a cell calling the checker on it.
         assert any(re.search(rf"^def {name}\(", cell, re.M) and "raise NotImplementedError" in cell for cell in cells)
         assert any(f"check_{name}({name})" in cell for cell in cells)
+
+
+# --------------------------------------------------------------------------------------------
+# check_frame_tokens (lesson 00)
+
+
+@pytest.mark.parametrize(
+    "implementation",
+    [
+        lambda words: ["[CLS]", *words, "[SEP]"],
+        lambda words: ["[CLS]"] + list(words) + ["[SEP]"],
+        lambda words: tuple(["[CLS]", *words, "[SEP]"]),
+        lambda words: [token for token in ("[CLS]", *words, "[SEP]")],
+    ],
+)
+def test_check_frame_tokens_accepts_correct_implementations(implementation, capsys):
+    assert checks.check_frame_tokens(implementation) is None
+    assert capsys.readouterr().out == "✅ frame_tokens: all 5 cases pass.\n"
+
+
+@pytest.mark.parametrize(
+    "implementation, hint",
+    [
+        (lambda words: ["[CLS]", *words], r"\[SEP\] is missing"),
+        (lambda words: [*words, "[SEP]"], r"\[CLS\] is missing"),
+        (lambda words: ["[SEP]", *words, "[CLS]"], r"\[CLS\] comes first and \[SEP\] last"),
+        (lambda words: ["[CLS]", list(words), "[SEP]"], r"one nested list: unpack them"),
+        (lambda words: " ".join(["[CLS]", *words, "[SEP]"]), r"(?s)expected a list of tokens, got one string.*not joined"),
+        (lambda words: ["[cls]", *words, "[sep]"], r"written in capitals"),
+        (lambda words: ["[CLS]", *list(words)[:-1], "[SEP]"], r"then every word in order"),
+        (lambda words: 5, r"expected a list of tokens, got a int"),
+    ],
+)
+def test_check_frame_tokens_rejects_common_mistakes_with_a_hint(implementation, hint):
+    with pytest.raises(AssertionError, match=hint):
+        checks.check_frame_tokens(implementation)
+
+
+def test_check_frame_tokens_with_the_stub(capsys):
+    assert checks.check_frame_tokens(_stub) is None
+    assert "not attempted yet" in capsys.readouterr().out

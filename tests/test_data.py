@@ -36,3 +36,23 @@ def test_running_example_other_widths():
 def test_running_example_rejects_bad_width(bad):
     with pytest.raises(ValueError, match="expected d_model to be a positive integer"):
         running_example(d_model=bad)
+
+
+def test_frame_tokens_adds_cls_and_sep():
+    from course_utils.data import frame_tokens
+
+    assert frame_tokens(["I", "love", "NLP"]) == ["[CLS]", "I", "love", "NLP", "[SEP]"]
+    assert frame_tokens([]) == ["[CLS]", "[SEP]"]
+    assert frame_tokens(("a",)) == ["[CLS]", "a", "[SEP]"]
+    words = ["x"]
+    frame_tokens(words)
+    assert words == ["x"], "frame_tokens must not change its input"
+
+
+def test_frame_tokens_rejects_a_string_and_non_strings():
+    from course_utils.data import frame_tokens
+
+    with pytest.raises(TypeError, match=r"expected a sequence of words such as \['I', 'love'\], got the string 'I love'"):
+        frame_tokens("I love")
+    with pytest.raises(TypeError, match="expected every word to be a string"):
+        frame_tokens(["I", 3])

@@ -41,6 +41,14 @@ def test_every_lesson_is_in_the_toc_in_order():
     assert listed == [f"lessons/{p.stem}" for p in SOURCES]
 
 
+def test_the_book_numbers_lessons_01_on_as_their_files():
+    """Lesson NN is chapter NN of the numbered part, so its exercises read 'Exercise NN.k'."""
+    numbered = [c["file"] for part in TOC["parts"] if part.get("numbered") for c in part["chapters"]]
+    expected = [f"lessons/{p.stem}" for p in SOURCES if p.stem != "00_welcome"]
+    assert numbered == expected
+    assert [int(Path(f).stem[:2]) for f in numbered] == list(range(1, len(numbered) + 1))
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_md_and_ipynb_hold_the_same_cells(source):
     text = jupytext.read(source)
@@ -161,7 +169,10 @@ def test_config_names_the_repository_and_colab():
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_lesson_follows_the_template(source):
     text = source.read_text(encoding="utf-8")
-    assert re.search(r"^# \d+\. ", text, re.MULTILINE), f"{source.name}: title '# N. ...' missing"
+    markdown = "\n".join(c.source for c in jupytext.read(source).cells if c.cell_type == "markdown")
+    titles = re.findall(r"^# (.+)$", markdown, re.MULTILINE)
+    assert len(titles) == 1, f"{source.name}: expected one title '# ...', found {titles}"
+    assert not re.match(r"\d", titles[0]), f"{source.name}: the book numbers lessons itself; drop the number from the title"
     for heading in ("What you will learn", "Before you start", "Key takeaways"):
         assert heading in text, f"{source.name}: the template's '{heading}' is missing"
     assert re.search(r"\*\*Time:\*\*|Time:", text), f"{source.name}: no estimated time"

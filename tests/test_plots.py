@@ -168,3 +168,30 @@ def test_html_payload_round_trips_any_data_and_title(ys, title):
     payload = payload_of(plots.figure_html(spec, "fig-h", fetch_plotly_js=False))
     assert payload["data"] == spec["data"]
     assert payload["layout"].get("title", {}).get("text", "") == title
+
+
+def test_significant_rounds_relative_to_each_value():
+    np.testing.assert_array_equal(
+        plots.significant([0.0, 1.23456789, -9.87654321e-27, 123456789.0]),
+        [0.0, 1.23457, -9.87654e-27, 123457000.0],
+    )
+    kept = plots.significant([np.inf, -np.inf, np.nan])
+    assert np.isinf(kept[:2]).all() and np.isnan(kept[2])
+
+
+def test_last_bit_differences_do_not_change_a_figure():
+    values = np.array([[0.1 + 0.2, 1 / 3], [2 / 3, 1e-20 / 3]])
+    nudged = values * (1 + 1e-15)
+    first = plots.heatmap(values, ["a", "b"], ["c", "d"], title="T", x_title="X", y_title="Y")
+    second = plots.heatmap(nudged, ["a", "b"], ["c", "d"], title="T", x_title="X", y_title="Y")
+    assert pio.to_json(first) == pio.to_json(second)
+    curve = plots.lines([1, 2], {"a": values[0]}, title="T", x_title="x", y_title="y")
+    assert pio.to_json(curve) == pio.to_json(plots.lines([1, 2], {"a": nudged[0]}, title="T", x_title="x", y_title="y"))
+
+
+def test_figure_is_labelled_by_its_title_for_screen_readers():
+    spec = json.loads(pio.to_json(simple_figure(title='Vanishing <b>"gradients"</b><br>over distance')))
+    assert plots.figure_title(spec) == 'Vanishing "gradients" over distance'
+    html = plots.figure_html(spec, "fig-a")
+    assert 'role="img" aria-label="Vanishing &quot;gradients&quot; over distance"' in html
+    assert 'aria-label="interactive figure"' in plots.figure_html({"data": []}, "fig-b")

@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import rnn
+from . import data, rnn
 
 __all__ = [
     "Case",
@@ -37,6 +37,7 @@ __all__ = [
     "Exercise",
     "Mistake",
     "Symptom",
+    "check_frame_tokens",
     "check_lstm_param_count",
     "check_rnn_step",
     "close_arrays",
@@ -112,8 +113,7 @@ class Exercise:
 def not_attempted_message(name: str) -> str:
     """The one line printed when the learner's function is still the stub."""
     return (
-        f"⏳ {name}: not attempted yet. Replace `raise NotImplementedError` with your code, "
-        "then run this cell again."
+        f"⏳ {name}: not attempted yet. Write it above, then run this cell again."
     )
 
 
@@ -233,6 +233,62 @@ def equal_integers(what: str) -> Comparison:
         return None
 
     return compare
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 00: framing a sentence with its special tokens
+
+
+def _same_tokens(result: Any, expected: Any) -> str | None:
+    if isinstance(result, str):
+        return f"expected a list of tokens, got one string {result!r}"
+    try:
+        result = list(result)
+    except TypeError:
+        return f"expected a list of tokens, got a {type(result).__name__}"
+    if result != list(expected):
+        return f"got {result!r}"
+    return None
+
+
+_FRAME_TOKENS = Exercise(
+    name="frame_tokens",
+    call="frame_tokens(words) with words a list of strings, e.g. ['I', 'love', 'NLP']",
+    compare=_same_tokens,
+    mistakes=(
+        Mistake("[SEP] is missing: it closes the sentence.", lambda words: ["[CLS]", *words]),
+        Mistake("[CLS] is missing: it opens the sentence.", lambda words: [*words, "[SEP]"]),
+        Mistake("[CLS] comes first and [SEP] last, not the other way round.", lambda words: ["[SEP]", *words, "[CLS]"]),
+        Mistake(
+            "the words sit in one nested list: unpack them (with *) so that each word is a token.",
+            lambda words: ["[CLS]", list(words), "[SEP]"],
+        ),
+    ),
+    symptoms=(
+        Symptom("return the tokens as a list, not joined into one string.", lambda result, case: isinstance(result, str)),
+        Symptom(
+            "the special tokens are written in capitals inside square brackets: '[CLS]' and '[SEP]'.",
+            lambda result, case: [str(t).upper() for t in result] == [t.upper() for t in case.expected],
+        ),
+    ),
+    fallback="the result should be '[CLS]', then every word in order, then '[SEP]'.",
+)
+
+
+def check_frame_tokens(fn: Callable[[Sequence[str]], Sequence[str]]) -> None:
+    """Check a learner's ``frame_tokens(words) -> list of tokens`` against :func:`course_utils.data.frame_tokens`.
+
+    Five cases: the running example, one word, an empty sentence, a long sentence, a tuple of words.
+    """
+    sentences = {
+        "I love NLP": ["I", "love", "NLP"],
+        "one word": ["attention"],
+        "an empty sentence": [],
+        "a long sentence": "the cats that the dog chased were not happy but they ran".split(),
+        "words given as a tuple": ("queries", "keys", "values"),
+    }
+    cases = [Case(name, (words,), data.frame_tokens(words)) for name, words in sentences.items()]
+    run_checks(_FRAME_TOKENS, fn, cases)
 
 
 # --------------------------------------------------------------------------------------------

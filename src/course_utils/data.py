@@ -8,10 +8,25 @@ enough to print every number, big enough to show every idea.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 RUNNING_TEXT = "I love NLP"
+CLS, SEP = "[CLS]", "[SEP]"
+
+
+def frame_tokens(words: Sequence[str]) -> list[str]:
+    """Frame a sentence's ``T`` words as BERT does: ``[CLS]``, the words, ``[SEP]`` (``T + 2`` tokens).
+
+    ``[CLS]``'s final vector is the summary of the sentence; ``[SEP]`` marks its end.
+    """
+    if isinstance(words, str):
+        raise TypeError(f"expected a sequence of words such as {words.split()!r}, got the string {words!r}")
+    words = list(words)
+    if not all(isinstance(word, str) for word in words):
+        raise TypeError(f"expected every word to be a string, got {words!r}")
+    return [CLS, *words, SEP]
 
 
 @dataclass(frozen=True)
@@ -43,7 +58,7 @@ def running_example(d_model: int = 4, seed: int = 0) -> RunningExample:
     """
     if isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer)) or d_model < 1:
         raise ValueError(f"expected d_model to be a positive integer, got {d_model!r}")
-    tokens = ("[CLS]", "I", "love", "NLP", "[SEP]")
+    tokens = tuple(frame_tokens(RUNNING_TEXT.split()))
     rng = np.random.default_rng(seed)
     embeddings = rng.standard_normal((len(tokens), int(d_model)))
     embeddings.setflags(write=False)

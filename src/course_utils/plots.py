@@ -20,6 +20,7 @@ byte-identical outputs (needed by nbval's strict comparison).
 from __future__ import annotations
 
 import hashlib
+import html
 import itertools
 import json
 import re
@@ -49,9 +50,25 @@ SEQUENTIAL = "Cividis"
 DIVERGING = "RdBu"
 TEMPLATE = "plotly_white"
 
+# Figures carry values to this many significant digits: more than a figure can show, few enough
+# that a CPU whose floating-point results differ in the last bits still draws the same bytes
+# (committed notebook outputs are compared exactly by nbval).
+SIGNIFICANT_DIGITS = 6
+
 RENDERER_NAME = "course"
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 _figure_counter = itertools.count(1)
+
+
+def significant(values, digits: int = SIGNIFICANT_DIGITS) -> np.ndarray:
+    """``values`` as a float array, each rounded to ``digits`` significant digits.
+
+    Rounded through its decimal text, so the result is the float nearest to the short decimal
+    (``1.23457``, not ``1.2345699999999999``); inf and nan are kept.
+    """
+    array = np.asarray(values, dtype=float)
+    rounded = [float(f"{value:.{digits - 1}e}") for value in array.ravel()]
+    return np.array(rounded, dtype=float).reshape(array.shape)
 
 
 def color(i: int) -> str:
@@ -98,7 +115,7 @@ def heatmap(
     ``values`` has shape ``(len(y_labels), len(x_labels))``: row ``i`` is drawn at ``y_labels[i]``,
     from top to bottom, as matrices are read. With ``annotate`` every cell shows its value.
     """
-    z = np.asarray(values, dtype=float)
+    z = significant(values)
     if z.ndim != 2:
         raise ValueError(f"expected a 2-D matrix of values, got an array of shape {z.shape}")
     if z.shape != (len(y_labels), len(x_labels)):
@@ -151,7 +168,7 @@ def lines(
 
     Each curve gets the next palette colour *and* dash style, so it reads without colour.
     """
-    xs = np.asarray(x, dtype=float)
+    xs = significant(x)
     if xs.ndim != 1 or xs.size == 0:
         raise ValueError(f"expected x to be a non-empty 1-D sequence, got shape {xs.shape}")
     if not series:
@@ -160,7 +177,7 @@ def lines(
         _require_text(name, text)
     fig = go.Figure()
     for i, (name, ys) in enumerate(series.items()):
-        ys = np.asarray(ys, dtype=float)
+        ys = significant(ys)
         if ys.shape != xs.shape:
             raise ValueError(f"expected series {name!r} to have {xs.size} values like x, got shape {ys.shape}")
         fig.add_trace(
@@ -203,6 +220,7 @@ def figure_html(spec: dict, div_id: str, *, fetch_plotly_js: bool = True) -> str
         separators=(",", ":"),
     ).replace("</", "<\\/")  # a figure title cannot close the script tag
     height = spec.get("layout", {}).get("height") or 450
+    label = html.escape(figure_title(spec) or "interactive figure", quote=True)
     draw = f'Plotly.newPlot("{div_id}", fig.data, fig.layout, fig.config);'
     if fetch_plotly_js:
         plotly_js = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
@@ -216,7 +234,8 @@ def figure_html(spec: dict, div_id: str, *, fetch_plotly_js: bool = True) -> str
             "  document.head.appendChild(script);"
         )
     return (
-        f'<div id="{div_id}" class="plotly-graph-div course-figure" style="height:{height}px; width:100%;"></div>\n'
+        f'<div id="{div_id}" class="plotly-graph-div course-figure" role="img" aria-label="{label}" '
+        f'style="height:{height}px; width:100%;"></div>\n'
         '<script type="text/javascript">\n'
         "(function () {\n"
         f"  var fig = {payload};\n"
@@ -224,6 +243,13 @@ def figure_html(spec: dict, div_id: str, *, fetch_plotly_js: bool = True) -> str
         "})();\n"
         "</script>"
     )
+
+
+def figure_title(spec: dict) -> str:
+    """The title of a figure spec as plain text (tags such as ``<br>`` become spaces)."""
+    title = spec.get("layout", {}).get("title", "")
+    text = title.get("text", "") if isinstance(title, dict) else str(title or "")
+    return " ".join(re.sub(r"<[^>]+>", " ", text).split())
 
 
 def figure_mimebundle(fig: go.Figure) -> dict[str, object]:
