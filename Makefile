@@ -67,7 +67,7 @@ browser:  ## install headless Chromium through apt when it is missing
 	@command -v $(BROWSER_BIN) >/dev/null || { echo "error: $(BROWSER_BIN) is not installed and apt could not install it"; exit 1; }
 
 lab: $(STAMP)  ## open JupyterLab on lessons/
-	$(BIN)/jupyter lab --notebook-dir=lessons
+	$(BIN)/jupyter lab --notebook-dir=lessons $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 serve:  ## preview the built site on http://127.0.0.1:$(PORT)
 	@test -f _build/html/index.html || { echo "no site yet: run 'make book' first"; exit 1; }
