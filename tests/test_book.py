@@ -88,3 +88,13 @@ def test_configuration_serves_mathjax_and_static_files_locally():
 def test_the_assets_the_site_serves_exist():
     assert book.plotly_js_source().stat().st_size > 1_000_000
     assert (book.mathjax_source() / book.MATHJAX_COMPONENT).is_file()
+
+
+def test_the_build_suppresses_no_warning_that_would_reveal_a_blank_figure():
+    import yaml
+
+    from course_utils.authoring.lessons import CONFIG
+
+    sphinx_config = (yaml.safe_load(CONFIG.read_text()).get("sphinx") or {}).get("config") or {}
+    suppressed = sphinx_config.get("suppress_warnings", [])
+    assert not [w for w in suppressed if w.startswith("mystnb")], f"mystnb warnings are suppressed: {suppressed}"

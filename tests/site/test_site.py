@@ -181,3 +181,31 @@ def test_sliders_work_without_a_kernel(browser, base_url, page):
         assert after[0] == n_steps - 1, f"{page} #{div_id}: the slider did not move to its last step"
         assert after[1:] != before[1:], f"{page} #{div_id}: moving the slider changed nothing in the figure"
     tab.close()
+
+
+def test_a_notebook_figure_draws_on_a_page_without_plotly(browser):
+    """Colab shows a committed output's text/html in a bare frame: the figure's script must fetch
+    plotly.js itself. The CDN request is answered here with the plotly.js of the installed package."""
+    import nbformat
+
+    from course_utils.book import plotly_js_source
+
+    notebook = nbformat.read(ROOT / "lessons" / "00_welcome.ipynb", as_version=4)
+    figure_html = next(
+        output.data["text/html"]
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+        if "text/html" in output.get("data", {}) and "plotly-graph-div" in output.data["text/html"]
+    )
+    fetched = []
+
+    def cdn(route):
+        fetched.append(route.request.url)
+        route.fulfill(path=str(plotly_js_source()), content_type="application/javascript")
+
+    tab = browser.new_page()
+    tab.route("https://cdn.plot.ly/**", cdn)
+    tab.set_content(f"<html><body>{figure_html}</body></html>")
+    tab.wait_for_selector("div.plotly-graph-div svg.main-svg", timeout=20_000)
+    tab.close()
+    assert len(fetched) == 1 and fetched[0].endswith(".min.js")
