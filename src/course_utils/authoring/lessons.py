@@ -157,6 +157,7 @@ def execute(path: Path, timeout: int = CELL_TIMEOUT_S, refresh_unstable: bool = 
     client.execute()
     elapsed = time.perf_counter() - start
     notebook.metadata.pop("widgets", None)  # widget state carries random model ids
+    notebook.metadata.get("language_info", {}).pop("version", None)  # 3.11.x: not the lesson's business
     out = path.with_suffix(".ipynb")
     if not refresh_unstable:
         keep_committed_unstable_outputs(notebook, out)
