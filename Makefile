@@ -38,7 +38,17 @@ $(STAMP): requirements.lock pyproject.toml
 
 install: $(STAMP)  ## create .venv with the pinned stack (done automatically by the other targets)
 
-book: $(STAMP)  ## execute the lessons (cached) and build the site into _build/html, warnings as errors
+# jupyter-cache keys executed lessons on their code only: when course_utils changes, the cached
+# outputs are stale, so the cache and the parsed pages are dropped and the lessons run again.
+EXEC_CACHE := _build/.jupyter_cache
+CACHE_STAMP := _build/.course_utils-source
+PACKAGE_SOURCES := $(shell find src/course_utils -name '*.py' -o -name '*.css' -o -name '*.svg')
+
+$(CACHE_STAMP): $(PACKAGE_SOURCES)
+	rm -rf $(EXEC_CACHE) _build/.doctrees _build/jupyter_execute
+	@mkdir -p _build && touch $@
+
+book: $(STAMP) $(CACHE_STAMP)  ## execute the lessons (cached) and build the site into _build/html, warnings as errors
 	$(BOOK)
 
 lessons: $(STAMP)  ## re-execute every lesson offline and rewrite its committed .ipynb (with outputs)
@@ -56,7 +66,7 @@ site: $(STAMP) browser  ## open every page of _build/html in headless Chromium (
 test: $(STAMP) browser  ## everything: unit tests, nbval, the strict book build, the site test
 	$(BIN)/pytest tests --ignore=tests/site
 	$(BIN)/pytest $(NBVAL) lessons
-	$(BOOK)
+	$(MAKE) --no-print-directory book
 	$(BIN)/pytest tests/site
 
 browser:  ## install headless Chromium through apt when it is missing

@@ -209,3 +209,27 @@ def test_a_notebook_figure_draws_on_a_page_without_plotly(browser):
     tab.wait_for_selector("div.plotly-graph-div svg.main-svg", timeout=20_000)
     tab.close()
     assert len(fetched) == 1 and fetched[0].endswith(".min.js")
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_the_page_shows_the_outputs_of_the_committed_notebook(site, page):
+    """The site and the committed .ipynb come from the same code: a stale build cache (e.g. after
+    a change to course_utils) would show other printed outputs than a fresh run."""
+    import html as html_module
+
+    import nbformat
+
+    from course_utils.authoring.lessons import has_unstable_output
+
+    notebook = nbformat.read(ROOT / "lessons" / f"{Path(page).stem}.ipynb", as_version=4)
+    source = html_module.unescape((SITE / page).read_text(encoding="utf-8"))
+    missing = [
+        line
+        for cell in notebook.cells
+        if cell.cell_type == "code" and not has_unstable_output(cell)
+        for output in cell.outputs
+        if output.output_type == "stream"
+        for line in output.text.splitlines()
+        if line.strip() and line not in source
+    ]
+    assert not missing, f"{page} does not show these printed lines of the committed notebook: {missing[:5]}"

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .lessons import ROOT, lesson_sources
+from .lessons import ROOT, lesson_sources, run_lesson
 
 # Budgets in seconds, from the issues that introduced each lesson; lessons not listed get DEFAULT.
 LESSON_BUDGET_S = {"00_welcome": 30, "01_rnn_recap": 30}
@@ -26,15 +26,7 @@ CACHED_BUILD_BUDGET_S = 60
 
 def time_lesson(path: Path) -> float:
     """Seconds to execute one lesson from its markdown in a fresh kernel (outputs discarded)."""
-    import jupytext
-    from nbclient import NotebookClient
-
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    notebook = jupytext.read(path)
-    client = NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
-    start = time.perf_counter()
-    client.execute()
-    return time.perf_counter() - start
+    return run_lesson(path)[1]
 
 
 def time_book_build(output: Path) -> float:

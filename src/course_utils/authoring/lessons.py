@@ -130,17 +130,17 @@ def keep_committed_unstable_outputs(notebook, committed_path: Path) -> int:
     return kept
 
 
-def execute(path: Path, timeout: int = CELL_TIMEOUT_S, refresh_unstable: bool = False) -> float:
-    """Execute a lesson's markdown in a fresh kernel and write its ``.ipynb`` twin with outputs.
+def run_lesson(path: Path, timeout: int = CELL_TIMEOUT_S):
+    """Execute a lesson's markdown in a fresh kernel, offline; return ``(notebook, seconds)``.
 
-    Unstable outputs (see :func:`keep_committed_unstable_outputs`) keep their committed version
-    unless ``refresh_unstable``. Returns the execution time in seconds. Raises on the first
-    failing cell.
+    The notebook gets stable cell ids (``cell-0``, ``cell-1``, ...) and no execution timings, so
+    the same lesson gives the same notebook every time. Raises on the first failing cell.
     """
     import jupytext
-    import nbformat
     from nbclient import NotebookClient
 
+    if not path.is_file():
+        raise FileNotFoundError(f"expected a lesson file such as lessons/01_rnn_recap.md, got {path}")
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     notebook = jupytext.read(path)
@@ -155,7 +155,19 @@ def execute(path: Path, timeout: int = CELL_TIMEOUT_S, refresh_unstable: bool = 
     )
     start = time.perf_counter()
     client.execute()
-    elapsed = time.perf_counter() - start
+    return notebook, time.perf_counter() - start
+
+
+def execute(path: Path, timeout: int = CELL_TIMEOUT_S, refresh_unstable: bool = False) -> float:
+    """Execute a lesson (:func:`run_lesson`) and write its ``.ipynb`` twin with outputs.
+
+    Unstable outputs (see :func:`keep_committed_unstable_outputs`) keep their committed version
+    unless ``refresh_unstable``. Returns the execution time in seconds.
+    """
+    import jupytext
+    import nbformat
+
+    notebook, elapsed = run_lesson(path, timeout)
     notebook.metadata.pop("widgets", None)  # widget state carries random model ids
     notebook.metadata.get("language_info", {}).pop("version", None)  # 3.11.x: not the lesson's business
     out = path.with_suffix(".ipynb")

@@ -1,0 +1,72 @@
+"""Instructor tools: executing lessons into notebooks, and the benchmark's table."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from course_utils.authoring import bench, lessons
+
+TINY_LESSON = """---
+jupytext:
+  formats: ipynb,md:myst
+kernelspec:
+  display_name: Python 3 (ipykernel)
+  language: python
+  name: python3
+---
+
+# Tiny
+
+```{code-cell} ipython3
+import random
+
+random.seed(0)
+print(random.random())
+```
+"""
+
+
+@pytest.fixture
+def tiny_lesson(tmp_path):
+    path = tmp_path / "99_tiny.md"
+    path.write_text(TINY_LESSON)
+    return path
+
+
+def test_execute_writes_the_same_notebook_twice(tiny_lesson):
+    seconds = lessons.execute(tiny_lesson)
+    first = tiny_lesson.with_suffix(".ipynb").read_bytes()
+    lessons.execute(tiny_lesson)
+    assert tiny_lesson.with_suffix(".ipynb").read_bytes() == first
+    assert seconds > 0
+    notebook = nbformat.read(tiny_lesson.with_suffix(".ipynb"), as_version=4)
+    assert [cell.id for cell in notebook.cells] == ["cell-0", "cell-1"]
+    assert notebook.cells[1].outputs[0].text == "0.8444218515250481\n"
+    assert "version" not in notebook.metadata.language_info
+    assert "execution" not in notebook.cells[1].metadata  # no timings recorded
+
+
+def test_a_failing_cell_stops_the_execution(tmp_path):
+    from nbclient.exceptions import CellExecutionError
+
+    path = tmp_path / "98_broken.md"
+    path.write_text(TINY_LESSON.replace("print(random.random())", "1 / 0"))
+    with pytest.raises(CellExecutionError, match="ZeroDivisionError"):
+        lessons.execute(path)
+    assert not path.with_suffix(".ipynb").exists()
+
+
+def test_run_lesson_names_a_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="expected a lesson file such as lessons/01_rnn_recap.md"):
+        lessons.run_lesson(tmp_path / "nope.md")
+
+
+def test_bench_times_a_lesson(tiny_lesson):
+    assert 0 < bench.time_lesson(tiny_lesson) < 60
+
+
+def test_bench_rows_say_whether_the_budget_holds():
+    assert bench.row("lesson 01", 6.04, 30) == "| lesson 01 | 6.0 | 30 | ok |"
+    assert bench.row("lesson 01", 31.0, 30) == "| lesson 01 | 31.0 | 30 | OVER BUDGET |"
+    assert bench.row("book build, clean", 17.4, None) == "| book build, clean | 17.4 | - | - |"
