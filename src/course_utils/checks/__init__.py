@@ -1,0 +1,58 @@
+"""Exercise checkers: call the learner's function on several cases and say what is wrong.
+
+A checker ``check_<thing>(fn)`` runs ``fn`` on a handful of :class:`Case` s (random, edge,
+non-square shapes, large values, float32 inputs) and compares each result with the reference
+implementation of ``course_utils``. Then:
+
+- all cases pass: it prints one line, ``✅ <thing>: all N cases pass.``;
+- ``fn`` raises ``NotImplementedError`` (the exercise stub): it prints one line saying the
+  exercise is not attempted yet and returns, so a lesson runs top to bottom with the stub in place;
+- a result is wrong: it raises ``AssertionError`` naming the case, what differs and the likely
+  mistake. The diagnosis compares the wrong result with the outputs of the common wrong versions
+  of the function (:class:`Mistake`), then looks for tell-tale properties (:class:`Symptom`);
+- ``fn`` is not callable: ``TypeError``.
+
+Results are compared by value, with a tolerance, so every correct implementation passes, however
+it is written (``@``, ``np.dot``, ``einsum``, torch, float32 arithmetic).
+
+Writing a checker for a new lesson: describe the exercise with an :class:`Exercise` (its name, how
+it is called, a comparison made by :func:`close_arrays` or :func:`equal_integers`, the mistakes and
+symptoms with their hints), build the cases from the reference, and hand both to
+:func:`run_checks`. The checkers of lesson 01 (:mod:`course_utils.checks.rnn`) are examples. Each lesson's
+checkers live in a module of this package named after the lesson's topic; this module re-exports them.
+"""
+
+from .engine import (
+    Case,
+    Comparison,
+    Exercise,
+    Mistake,
+    Symptom,
+    close_arrays,
+    diagnose,
+    equal_integers,
+    not_attempted_message,
+    require_callable,
+    run_checks,
+    success_message,
+)
+from .rnn import check_lstm_param_count, check_rnn_step
+from .tokens import check_frame_tokens
+
+__all__ = [
+    "Case",
+    "Comparison",
+    "Exercise",
+    "Mistake",
+    "Symptom",
+    "check_frame_tokens",
+    "check_lstm_param_count",
+    "check_rnn_step",
+    "close_arrays",
+    "diagnose",
+    "equal_integers",
+    "not_attempted_message",
+    "require_callable",
+    "run_checks",
+    "success_message",
+]
