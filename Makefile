@@ -24,7 +24,7 @@ export COURSE_BROWSER := $(BROWSER_BIN)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
-.PHONY: help install book lessons test unit notebooks site browser lab serve bench lock clean
+.PHONY: help install assets book lessons test unit notebooks site browser lab serve bench lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -50,6 +50,9 @@ $(CACHE_STAMP): $(PACKAGE_SOURCES)
 
 book: $(STAMP) $(CACHE_STAMP)  ## execute the lessons (cached) and build the site into _build/html, warnings as errors
 	$(BOOK)
+
+assets: $(STAMP)  ## rebuild the bundled tokenizer (and models) in src/course_utils/assets from the course corpus
+	$(BIN)/python -m course_utils.tokenization --rebuild
 
 lessons: $(STAMP)  ## re-execute every lesson offline and rewrite its committed .ipynb (with outputs)
 	$(BIN)/python -m course_utils.authoring.lessons execute $(LESSONS_FLAGS)
