@@ -109,11 +109,19 @@ def heatmap(
     zmin: float | None = None,
     zmax: float | None = None,
     height: int | None = None,
+    blocked=None,
+    blocked_text: str = "blocked",
 ) -> go.Figure:
     """A labelled heatmap of a matrix, e.g. attention weights.
 
     ``values`` has shape ``(len(y_labels), len(x_labels))``: row ``i`` is drawn at ``y_labels[i]``,
     from top to bottom, as matrices are read. With ``annotate`` every cell shows its value.
+
+    ``blocked`` (optional), a boolean array of ``values``' shape, marks the cells that hold no value,
+    such as the masked scores of attention (``True`` = blocked, the opposite of an attention mask):
+    they are drawn in light grey with the text ``blocked_text``, their entries of ``values`` (often
+    ``-inf`` or a huge negative number) are ignored, and the colour scale spans the other cells only.
+    The figure then has a second trace, the grey cells, even where none is blocked.
     """
     z = significant(values)
     if z.ndim != 2:
@@ -124,6 +132,9 @@ def heatmap(
         )
     for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
         _require_text(name, text)
+    if blocked is not None:
+        blocked = _blocked_cells(blocked, z.shape)
+        z = np.where(blocked, np.nan, z)  # a gap: no colour, no text, not in the colour scale
     # Plotly needs unique category labels; repeated tokens ("the ... the") get a position suffix.
     xs, ys = _unique_labels(x_labels), _unique_labels(y_labels)
     fig = go.Figure(
@@ -138,11 +149,55 @@ def heatmap(
             texttemplate=f"%{{z:.{decimals}f}}" if annotate else None,
             hovertemplate="row %{y}<br>column %{x}<br>value %{z:.4f}<extra></extra>",
             colorbar=dict(thickness=14),
+            **({"hoverongaps": False} if blocked is not None else {}),
         )
     )
+    if blocked is not None:
+        fig.add_trace(blocked_cells_trace(blocked, xs, ys, text=blocked_text))
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category", side="bottom")
     return _style(fig, title, x_title, y_title, height or max(320, 60 + 48 * len(ys)))
+
+
+BLOCKED_COLOR = "#E0E0E0"  # light grey: lighter than every colour of Cividis, so never mistaken for a value
+BLOCKED_TEXT_COLOR = "#404040"
+
+
+def _blocked_cells(blocked, shape: tuple[int, ...]) -> np.ndarray:
+    """``blocked`` as a boolean numpy array of ``shape`` (numpy or torch in)."""
+    if hasattr(blocked, "detach"):  # a torch tensor
+        blocked = blocked.detach().cpu().numpy()
+    blocked = np.asarray(blocked)
+    if blocked.dtype != np.bool_:
+        raise TypeError(f"expected blocked to be a boolean array (True = blocked cell), got dtype {blocked.dtype}")
+    if blocked.shape != tuple(shape):
+        raise ValueError(f"expected blocked of the shape of the values {tuple(shape)}, got {blocked.shape}")
+    return blocked
+
+
+def blocked_cells_trace(blocked, x: Sequence[str], y: Sequence[str], *, text: str = "blocked") -> go.Heatmap:
+    """The grey cells of a heatmap whose cells ``blocked (len(y), len(x))`` hold no value.
+
+    A heatmap trace drawn over the values: ``BLOCKED_COLOR`` with ``text`` where ``blocked`` is
+    ``True``, a gap (nothing) elsewhere. :func:`heatmap` adds it when given ``blocked``.
+    """
+    blocked = _blocked_cells(blocked, (len(y), len(x)))
+    _require_text("text", text)
+    return go.Heatmap(
+        z=np.where(blocked, 0.0, np.nan),
+        x=list(x),
+        y=list(y),
+        colorscale=[[0.0, BLOCKED_COLOR], [1.0, BLOCKED_COLOR]],
+        zmin=0.0,
+        zmax=1.0,
+        showscale=False,
+        text=np.where(blocked, text, ""),  # a constant texttemplate would be written on the gaps too
+        texttemplate="%{text}",
+        textfont=dict(color=BLOCKED_TEXT_COLOR),
+        hovertemplate=f"row %{{y}}<br>column %{{x}}<br>{html.escape(text)}<extra></extra>",
+        hoverongaps=False,
+        name=text,
+    )
 
 
 def _unique_labels(labels: Sequence[str]) -> list[str]:
@@ -195,6 +250,46 @@ def lines(
         fig.update_xaxes(type="log")
     if log_y:
         fig.update_yaxes(type="log")
+    return _style(fig, title, x_title, y_title, height)
+
+
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star")
+
+
+def scatter(
+    points,
+    labels: Sequence[str],
+    groups: Sequence[str],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 460,
+) -> go.Figure:
+    """Labelled points ``(N, 2)``, one trace per group: palette colour *and* marker symbol per group.
+
+    ``labels`` (N,) are written next to the points; ``groups`` (N,) name each point's group, shown
+    in the legend in order of first appearance.
+    """
+    xy = significant(points)
+    if xy.ndim != 2 or xy.shape[1] != 2 or xy.shape[0] == 0:
+        raise ValueError(f"expected points of shape (N, 2) with N >= 1, got {xy.shape}")
+    if len(labels) != len(xy) or len(groups) != len(xy):
+        raise ValueError(f"expected one label and one group per point: {len(xy)} points, "
+                         f"{len(labels)} labels, {len(groups)} groups")
+    for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
+        _require_text(name, text)
+    fig = go.Figure()
+    for i, group in enumerate(dict.fromkeys(groups)):
+        rows = [j for j, g in enumerate(groups) if g == group]
+        fig.add_trace(
+            go.Scatter(
+                x=xy[rows, 0], y=xy[rows, 1], name=str(group), mode="markers+text",
+                text=[str(labels[j]) for j in rows], textposition="top center",
+                marker=dict(size=10, color=color(i), symbol=SYMBOLS[i % len(SYMBOLS)]),
+            )
+        )
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return _style(fig, title, x_title, y_title, height)
 
 
@@ -281,3 +376,90 @@ def use_course_renderer() -> None:
     """Register the ``"course"`` renderer and make it plotly's default (idempotent)."""
     pio.renderers[RENDERER_NAME] = CourseRenderer()
     pio.renderers.default = RENDERER_NAME
+
+
+# --------------------------------------------------------------------------------------------
+# Attention as information flow (lesson 04)
+
+
+def attention_flow(
+    weights,
+    tokens: Sequence[str],
+    *,
+    title: str,
+    key_tokens: Sequence[str] | None = None,
+    top_k: int = 2,
+    max_width: float = 16.0,
+    height: int | None = None,
+) -> go.Figure:
+    """Where each token reads from: its ``top_k`` strongest attention weights drawn as lines.
+
+    ``weights`` has shape ``(T_q, T_k)``: row ``i`` holds the weights of the query token
+    ``tokens[i]`` over the key tokens ``key_tokens`` (default: ``tokens``, as in self-attention).
+    Query tokens form the left column and key tokens the right column, both in sentence order from
+    top to bottom. Each query token is joined to its ``top_k`` largest weights (ties: the earlier
+    key) by lines in its own palette colour whose width is proportional to the weight (a weight of 1
+    is ``max_width`` pixels wide), so the figure reads without colour too; hovering over the middle
+    of a line shows the weight. One legend entry per query token shows or hides its lines.
+    """
+    w = significant(weights)
+    if w.ndim != 2:
+        raise ValueError(f"expected weights of shape (T_q, T_k), got an array of shape {w.shape}")
+    keys = list(tokens) if key_tokens is None else list(key_tokens)
+    if w.shape != (len(tokens), len(keys)):
+        raise ValueError(
+            f"expected weights of shape (len(tokens)={len(tokens)}, len(key_tokens)={len(keys)}), got {w.shape}"
+        )
+    if w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("expected non-empty, finite, non-negative attention weights (a softmax output)")
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k <= len(keys):
+        raise ValueError(f"expected top_k to be an integer from 1 to T_k={len(keys)}, got {top_k!r}")
+    if not max_width > 0:
+        raise ValueError(f"expected a positive max_width (pixels), got {max_width!r}")
+    _require_text("title", title)
+    fig = go.Figure()
+    for i, query in enumerate(tokens):
+        strongest = np.argsort(-w[i], kind="stable")[:top_k]  # (top_k,) key indices, largest first
+        for rank, j in enumerate(strongest):
+            fig.add_trace(
+                go.Scatter(
+                    x=[0.0, 0.5, 1.0],
+                    y=[float(i), (i + j) / 2, float(j)],
+                    mode="lines",
+                    line=dict(color=color(i), width=max(0.5, float(max_width * w[i, j]))),
+                    opacity=0.75,
+                    name=str(query),
+                    legendgroup=f"query {i}",
+                    showlegend=bool(rank == 0),
+                    hovertemplate=f"{html.escape(str(query))} → {html.escape(str(keys[j]))}: "
+                    f"weight {w[i, j]:.3f}<extra></extra>",
+                )
+            )
+    for x, labels, side, name in ((0.0, list(tokens), "middle left", "queries"), (1.0, keys, "middle right", "keys")):
+        fig.add_trace(
+            go.Scatter(
+                x=[x] * len(labels),
+                y=[float(k) for k in range(len(labels))],
+                mode="markers+text",
+                text=[str(label) for label in labels],
+                textposition=side,
+                marker=dict(size=12, color="white", line=dict(width=2, color="black")),
+                name=name,
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
+    rows = max(len(tokens), len(keys))
+    for x, text in ((0.0, "query: reads from →"), (1.0, "key: is read")):
+        fig.add_annotation(x=x, y=-0.9, text=f"<b>{text}</b>", showarrow=False, xref="x", yref="y")
+    fig.update_xaxes(visible=False, range=[-0.55, 1.55])
+    fig.update_yaxes(visible=False, range=[rows - 0.4, -1.3])  # token 0 on top
+    fig.update_layout(
+        title=dict(text=title, x=0.02, xanchor="left"),
+        template=TEMPLATE,
+        height=height or max(320, 110 + 46 * rows),
+        margin=dict(l=30, r=30, t=60, b=20),
+        font=dict(size=13),
+        legend=dict(title=dict(text="query token"), itemclick="toggle"),
+    )
+    return fig

@@ -19,6 +19,8 @@ import collections
 import time
 from pathlib import Path
 
+import numpy as np
+
 from . import data, env
 
 ASSETS = Path(__file__).parent / "assets"
@@ -162,6 +164,28 @@ def load_tokenizer(prefer: str = "hub", model: str = "distilbert", *, verbose: b
         reason = "offline" if prefer == "hub" else "as asked"
         print(f"Using the course's bundled WordPiece tokenizer ({len(tokenizer):,} tokens; {reason}).")
     return tokenizer
+
+
+def pad_batch(sequences, pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Pad token-id sequences on the right into one batch, as ``tokenizer(..., padding=True)`` does.
+
+    ``sequences``: ``B`` lists of ids, of lengths ``T_1 ... T_B``. Returns ``input_ids (B, T)``
+    with ``T = max(T_b)``, ``pad_id`` after the end of each sequence, and ``attention_mask (B, T)``,
+    1 at real tokens and 0 at padding (Hugging Face's convention). The inputs are not changed.
+    """
+    if isinstance(sequences, (str, bytes)) or not hasattr(sequences, "__len__") or len(sequences) == 0:
+        raise ValueError(f"expected a non-empty list of token-id sequences, got {sequences!r:.80}")
+    rows = [np.asarray(sequence) for sequence in sequences]
+    for b, row in enumerate(rows):
+        if row.ndim != 1 or (row.size and row.dtype.kind not in "iu"):
+            raise ValueError(f"expected sequence {b} to be a flat list of integer ids, got {sequences[b]!r:.80}")
+    length = max(row.size for row in rows)
+    input_ids = np.full((len(rows), length), pad_id, dtype=np.int64)
+    attention_mask = np.zeros((len(rows), length), dtype=np.int64)
+    for b, row in enumerate(rows):
+        input_ids[b, : row.size] = row
+        attention_mask[b, : row.size] = 1
+    return input_ids, attention_mask
 
 
 def main(argv: list[str] | None = None) -> int:

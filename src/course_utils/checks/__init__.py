@@ -36,8 +36,16 @@ from .engine import (
     run_checks,
     success_message,
 )
+from .attention import (
+    check_merge_heads,
+    check_scaled_dot_product_attention,
+    check_softmax,
+    check_split_heads,
+)
+from .masking import check_causal_mask, check_padding_mask
+from .positional import check_add_positions, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
-from .tokens import check_frame_tokens
+from .tokens import check_embedding_lookup, check_frame_tokens, check_pad_batch
 
 __all__ = [
     "Case",
@@ -45,9 +53,19 @@ __all__ = [
     "Exercise",
     "Mistake",
     "Symptom",
+    "check_add_positions",
+    "check_causal_mask",
+    "check_embedding_lookup",
     "check_frame_tokens",
+    "check_pad_batch",
     "check_lstm_param_count",
+    "check_merge_heads",
+    "check_padding_mask",
     "check_rnn_step",
+    "check_scaled_dot_product_attention",
+    "check_sinusoidal_encoding",
+    "check_softmax",
+    "check_split_heads",
     "close_arrays",
     "diagnose",
     "equal_integers",

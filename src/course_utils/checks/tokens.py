@@ -1,11 +1,13 @@
-"""Checkers of the lessons on tokens: framing a sentence (00)."""
+"""Checkers of the lessons on tokens: framing a sentence (00), padding a batch and looking up embeddings (02)."""
 
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .. import data
-from .engine import Case, Exercise, Mistake, Symptom, run_checks
+import numpy as np
+
+from .. import data, embeddings, tokenization
+from .engine import Case, Exercise, Mistake, Symptom, close_arrays, run_checks
 
 
 def _same_tokens(result: Any, expected: Any) -> str | None:
@@ -60,3 +62,158 @@ def check_frame_tokens(fn: Callable[[Sequence[str]], Sequence[str]]) -> None:
     }
     cases = [Case(name, (words,), data.frame_tokens(words)) for name, words in sentences.items()]
     run_checks(_FRAME_TOKENS, fn, cases)
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 02: padding a batch and building its attention mask
+
+
+def _same_batch(result: Any, expected: Any) -> str | None:
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        return f"expected a pair (input_ids, attention_mask), got a {type(result).__name__}"
+    for name, got, want in zip(("input_ids", "attention_mask"), result, expected):
+        try:
+            got = np.asarray(got)
+        except (TypeError, ValueError):
+            return f"expected {name} to be an array, got a {type(got).__name__}"
+        if got.shape != want.shape:
+            return f"expected {name} of shape (B, T)={want.shape}, got {got.shape}"
+        if got.dtype.kind not in "iub" or not np.array_equal(got.astype(np.int64), want):
+            return f"{name} differs from the reference"
+    return None
+
+
+def _left_padded(sequences, pad_id):
+    ids, mask = tokenization.pad_batch(sequences, pad_id)
+    order = np.argsort(mask, axis=1, kind="stable")  # padding first, then the tokens, in order
+    return np.take_along_axis(ids, order, 1), np.take_along_axis(mask, order, 1)
+
+
+_PAD_BATCH = Exercise(
+    name="pad_batch",
+    call="pad_batch(sequences, pad_id) with sequences a list of lists of token ids, and expects "
+    "(input_ids (B, T), attention_mask (B, T)) with T the longest length",
+    compare=_same_batch,
+    mistakes=(
+        Mistake(
+            "the attention mask is inverted: 1 marks a real token (attend to it), 0 marks padding.",
+            lambda seqs, pad: (tokenization.pad_batch(seqs, pad)[0], 1 - tokenization.pad_batch(seqs, pad)[1]),
+        ),
+        Mistake(
+            "the padding is on the left: pad after the tokens, on the right, as Hugging Face does by default.",
+            _left_padded,
+        ),
+        Mistake(
+            "the padding id is always 0: use the pad_id argument (a tokenizer's [PAD] need not be 0).",
+            lambda seqs, pad: tokenization.pad_batch(seqs, 0),
+        ),
+        Mistake(
+            "the attention mask is 1 everywhere: it must be 0 at the padding positions.",
+            lambda seqs, pad: (
+                tokenization.pad_batch(seqs, pad)[0],
+                np.ones_like(tokenization.pad_batch(seqs, pad)[1]),
+            ),
+        ),
+    ),
+    symptoms=(
+        Symptom(
+            "T should be the length of the longest sequence, not more.",
+            lambda result, case: np.shape(result[0])[1] > case.expected[0].shape[1],
+        ),
+        Symptom(
+            "return a pair: input_ids first, then attention_mask.",
+            lambda result, case: np.array_equal(np.asarray(result[1]), case.expected[0]),
+        ),
+    ),
+    fallback="each row: the sequence's ids, then pad_id up to the longest length; the mask has 1 for "
+    "each real token and 0 for each pad.",
+    on_error="sequences is a list of lists of ints, and the sequences have different lengths.",
+)
+
+
+def check_pad_batch(fn: Callable[..., Any]) -> None:
+    """Check a learner's ``pad_batch(sequences, pad_id) -> (input_ids (B, T), attention_mask (B, T))``.
+
+    The reference is :func:`course_utils.tokenization.pad_batch`. Cases: the lesson's batch, a
+    padding id other than 0, one sequence, sequences of equal length, a batch with a one-token
+    sequence. Also fails when ``fn`` changes the lists it is given.
+    """
+    batches = {
+        "three sentences, pad_id=0": (
+            [
+                [2, 15, 461, 191, 3],
+                [2, 60, 3],
+                [
+                    2,
+                    7,
+                    8,
+                    9,
+                    3,
+                ],
+            ],
+            0,
+        ),
+        "pad_id=99": ([[5, 6], [7, 8, 9, 10]], 99),
+        "a single sequence": ([[2, 11, 12, 3]], 0),
+        "equal lengths: nothing to pad": ([[1, 2, 3], [4, 5, 6]], 0),
+        "a one-token sequence": ([[2], [2, 30, 31, 32, 3], [2, 40, 3]], 0),
+    }
+    cases = []
+    for name, (sequences, pad_id) in batches.items():
+        cases.append(Case(name, (sequences, pad_id), tokenization.pad_batch(sequences, pad_id)))
+    originals = [[list(s) for s in case.args[0]] for case in cases]
+    passed = run_checks(_PAD_BATCH, fn, cases)
+    if passed and [list(map(list, case.args[0])) for case in cases] != originals:
+        raise AssertionError("pad_batch changed the lists it was given: build new rows instead of appending to them.")
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 02: looking up embeddings
+
+_EMBEDDING_LOOKUP = Exercise(
+    name="embedding_lookup",
+    call="embedding_lookup(ids, table) with ids an integer array (B, T) and table (V, D), and expects (B, T, D)",
+    compare=close_arrays(("B", "T", "D"), atol=1e-12, rtol=1e-12),
+    mistakes=(
+        Mistake(
+            "the ids are off by one: token id i is row i of the table (ids start at 0).",
+            lambda ids, table: table[ids - 1],  # id 0 wraps round to the last row
+        ),
+        Mistake(
+            "the batch and time axes are swapped: keep the shape of ids and add D at the end.",
+            lambda ids, table: np.swapaxes(table[ids], 0, 1),
+        ),
+        Mistake(
+            "the ids were multiplied by the table as numbers: turn each id into a one-hot row first, "
+            "or index the table's rows with the ids.",
+            lambda ids, table: ids[..., None] * table[: ids.shape[-1]].mean(0),
+        ),
+    ),
+    symptoms=(
+        Symptom(
+            "the result has D x V entries per token: did you index the columns (table[:, ids])? Rows are tokens.",
+            lambda result, case: np.shape(result)[-1] != case.expected.shape[-1],
+        ),
+    ),
+    fallback="row t of sequence b of the result is table[ids[b, t]].",
+    on_error="ids are integers; table[ids] or one_hot(ids) @ table both work.",
+)
+
+
+def check_embedding_lookup(fn: Callable[..., Any]) -> None:
+    """Check a learner's ``embedding_lookup(ids (B, T), table (V, D)) -> (B, T, D)``.
+
+    The reference is :func:`course_utils.embeddings.embedding_lookup`. Cases: the running example,
+    a batch, repeated ids, ids 0 and V-1, a non-square table with D > V, float32 tables.
+    """
+    rng = np.random.default_rng(2)
+    example_table = data.running_example().embeddings  # 5 tokens, D=4
+    raw = [
+        ("the running example: ids 0..4 of a (5, 4) table", np.array([[0, 1, 2, 3, 4]]), example_table),
+        ("a batch of 3 sequences of 4 ids, V=10, D=3", rng.integers(0, 10, (3, 4)), rng.standard_normal((10, 3))),
+        ("repeated ids and the ends 0 and V-1", np.array([[0, 0, 6], [6, 3, 0]]), rng.standard_normal((7, 2))),
+        ("D > V: table (3, 8)", np.array([[2, 1], [0, 2]]), rng.standard_normal((3, 8))),
+        ("float32 table", rng.integers(0, 20, (2, 5)), rng.standard_normal((20, 6)).astype(np.float32)),
+    ]
+    cases = [Case(name, (ids, table), embeddings.embedding_lookup(ids, table)) for name, ids, table in raw]
+    run_checks(_EMBEDDING_LOOKUP, fn, cases)

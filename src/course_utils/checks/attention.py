@@ -1,0 +1,613 @@
+"""Checkers of lessons 04 and 05: softmax, scaled dot-product attention (with masks), split/merge heads.
+
+The references are :mod:`course_utils.attention`. Results may be numpy arrays, torch tensors or
+nested lists, in float32 or float64: they are compared by value.
+
+**Attention with a mask** (the lesson 05 exercise "apply a mask inside attention") is checked by
+the same :func:`check_scaled_dot_product_attention`: it runs the masked cases whenever the learner's
+function takes a fourth argument ``mask``. A lesson 04 version ``fn(queries, keys, values)`` is
+checked on the unmasked cases only; the lesson 05 version ``fn(queries, keys, values, mask=None)``
+on all of them. Masking with ``-inf``, with ``finfo(dtype).min`` or with ``-1e9`` are all correct
+(no case has a query row whose keys are all blocked, where ``-inf`` gives ``nan``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .. import attention
+from .engine import Case, Exercise, Mistake, Symptom, run_checks
+
+# --------------------------------------------------------------------------------------------
+# Comparisons that never raise, whatever the learner returns
+
+
+def as_float_array(value: Any) -> np.ndarray | None:
+    """``value`` (numpy, torch, nested lists) as a float64 array, or ``None`` when it is not numeric."""
+    try:
+        if attention.is_torch(value):
+            value = value.detach().cpu().double().numpy()
+        array = np.asarray(value, dtype=np.float64)
+    except Exception:  # ragged lists, strings, objects: not a numeric array
+        return None
+    return array
+
+
+def describe(value: Any) -> str:
+    """``"a tuple"``, ``"an array of shape (2, 3)"``: what the learner returned, in words."""
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"an array of shape {tuple(shape)}"
+    name = type(value).__name__
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
+def _shape_text(axes: Sequence[str], shape: tuple[int, ...]) -> str:
+    """``(..., T_q, d_v)=(2, 4, 3)``: named axes and sizes; leading batch axes are shown as ``...``."""
+    names = list(axes)
+    if names and names[0] == "..." and len(shape) == len(names) - 1:
+        names = names[1:]  # no batch axes in this case
+    comma = "," if len(shape) == 1 else ""
+    return f"({', '.join(names)}{comma})={tuple(shape)}"
+
+
+def close_values(result: Any, expected: np.ndarray, what: str, axes: Sequence[str], *, tol: float = 1e-4) -> str | None:
+    """None when ``result`` equals ``expected`` within ``tol`` (float32 arithmetic passes), else what differs."""
+    array = as_float_array(result)
+    if array is None:
+        return f"expected {what} to be a numeric array, got {describe(result)}"
+    expected = np.asarray(expected, dtype=np.float64)
+    if array.shape != expected.shape:
+        return f"expected {what} of shape {_shape_text(axes, expected.shape)}, got {array.shape}"
+    if not np.all(np.isfinite(array)):
+        return f"{what} contains nan or inf"
+    if not np.allclose(array, expected, atol=tol, rtol=tol):
+        largest = np.max(np.abs(array - expected))
+        return f"{what} differs from the reference (largest difference {largest:.3g})"
+    return None
+
+
+def _has_nan(value: Any) -> bool:
+    array = as_float_array(value)
+    return array is not None and not np.all(np.isfinite(array))
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    array = as_float_array(value)
+    return None if array is None else array.shape
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 04: softmax
+
+
+def _exp_ratio(x, axis=-1):
+    """A softmax without the max subtraction (overflows for large x)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(np.asarray(x, dtype=np.float64))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_axis(x, axis):
+    return attention.softmax(np.asarray(x, dtype=np.float64), axis=axis)
+
+
+_SOFTMAX = Exercise(
+    name="softmax",
+    call="softmax(x, axis) with x a float array of any shape and axis an integer (default -1), "
+    "and expects an array of x's shape whose values along axis are positive and sum to 1",
+    compare=lambda result, expected: close_values(result, expected, "the result", ("x's shape",)),
+    mistakes=(
+        Mistake(
+            "the values are exp(x), not normalised: divide by their sum along the axis, "
+            "e / e.sum(axis=axis, keepdims=True).",
+            lambda x, axis=-1: np.exp(np.asarray(x, dtype=np.float64) - np.max(x, axis=axis, keepdims=True)),
+        ),
+        Mistake(
+            "the values are exp(x) without the division by their sum: normalise along the axis.",
+            lambda x, axis=-1: np.exp(np.asarray(x, dtype=np.float64)),
+        ),
+        Mistake(
+            "the axis argument is ignored: the values sum to 1 along the last axis. Pass axis to max and sum.",
+            lambda x, axis=-1: _softmax_axis(x, -1),
+        ),
+        Mistake(
+            "the values sum to 1 along axis 0, not along the axis asked for: pass axis to max and sum.",
+            lambda x, axis=-1: _softmax_axis(x, 0),
+        ),
+        Mistake(
+            "the values sum to 1 over the whole array: sum along the axis only, e.sum(axis=axis, keepdims=True).",
+            lambda x, axis=-1: _softmax_axis(np.asarray(x).reshape(-1), -1).reshape(np.shape(x)),
+        ),
+        Mistake(
+            "the sum is broadcast along the wrong axis: keep the summed axis, e.sum(axis=axis, keepdims=True), "
+            "so that each row is divided by its own sum.",
+            lambda x, axis=-1: (lambda e: e / e.sum(axis=axis))(np.exp(x - np.max(x, axis=axis, keepdims=True))),
+        ),
+        Mistake(
+            "x is normalised by its sum, without the exponential: softmax is exp(x) / sum(exp(x)).",
+            lambda x, axis=-1: np.asarray(x) / np.sum(x, axis=axis, keepdims=True),
+        ),
+    ),
+    symptoms=(
+        Symptom(
+            "nan or inf for large values: exp(1000) overflows. Subtract the maximum of each row first, "
+            "x - x.max(axis=axis, keepdims=True) (it cancels in the ratio, and the largest exponent is exp(0) = 1).",
+            lambda result, case: _has_nan(result),
+        ),
+        Symptom(
+            "some values are negative: a softmax is exp(...) / sum(exp(...)), positive everywhere.",
+            lambda result, case: bool(np.any(as_float_array(result) < 0)),
+        ),
+    ),
+    fallback="softmax(x) = exp(x - max) / sum(exp(x - max)), the max and the sum taken along axis with keepdims=True.",
+    on_error="x can have any number of axes; take the max and the sum along axis with keepdims=True so "
+    "that they broadcast back against x.",
+)
+
+
+def check_softmax(fn: Callable[..., Any]) -> None:
+    """Check a learner's ``softmax(x, axis=-1)`` against :func:`course_utils.attention.softmax`.
+
+    Seven cases: a vector, a matrix (rows, the default axis), a square matrix (a missing
+    ``keepdims`` gives wrong values instead of an error), ``axis=0``, a batch of score matrices with
+    ``axis=1``, large values (``exp(1000)`` overflows without the max subtraction) and float32.
+    """
+    rng = np.random.default_rng(404)
+    extreme = np.array([[1000.0, 1001.0, 999.0, 1000.5], [-1000.0, -1002.0, -999.0, -1001.0]])
+    inputs = [
+        ("a vector of 5 scores", (rng.standard_normal(5),)),
+        ("a matrix (3, 5), softmax of each row (default axis=-1)", (2 * rng.standard_normal((3, 5)),)),
+        ("a square matrix (4, 4), axis=-1", (rng.standard_normal((4, 4)), -1)),
+        ("a matrix (4, 3), axis=0: each column sums to 1", (rng.standard_normal((4, 3)), 0)),
+        ("a batch of scores (2, 3, 4), axis=1", (rng.standard_normal((2, 3, 4)), 1)),
+        ("large values (around ±1000)", (extreme,)),
+        ("float32 input (3, 6)", (rng.standard_normal((3, 6)).astype(np.float32),)),
+    ]
+    cases = [Case(name, args, attention.softmax(*args)) for name, args in inputs]
+    run_checks(_SOFTMAX, fn, cases)
+
+
+# --------------------------------------------------------------------------------------------
+# Lessons 04 and 05: scaled dot-product attention, with and without a mask
+
+
+def _np(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
+
+
+def _transposed(keys) -> np.ndarray:
+    return np.swapaxes(_np(keys), -1, -2)
+
+
+def _attend(scores, values, mask=None, *, fill=np.finfo(np.float64).min, axis=-1):
+    """Softmax of the (masked) scores along ``axis``, times the values: ``(output, weights)``."""
+    if mask is not None:
+        scores = np.where(mask, scores, fill)
+    weights = attention.softmax(scores, axis=axis)
+    return weights @ _np(values), weights
+
+
+def _scaled(queries, keys, divisor):
+    return _np(queries) @ _transposed(keys) / divisor
+
+
+def _d(x) -> int:
+    return np.shape(x)[-1]
+
+
+def _mask_after_softmax(queries, keys, values, mask=None):
+    weights = attention.softmax(_scaled(queries, keys, np.sqrt(_d(queries))))
+    if mask is not None:
+        weights = weights * mask
+    return weights @ _np(values), weights
+
+
+def _outputs(result) -> tuple[Any, Any] | None:
+    """The learner's ``(output, weights)``, or ``None`` when the result is not a pair."""
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        return result[0], result[1]
+    return None
+
+
+def _compare_attention(result: Any, expected: Any) -> str | None:
+    pair = _outputs(result)
+    if pair is None:
+        return f"expected a pair (output, weights), got {describe(result)}"
+    output, weights = expected
+    return close_values(pair[0], output, "the output", ("...", "T_q", "d_v")) or close_values(
+        pair[1], weights, "the weights", ("...", "T_q", "T_k")
+    )
+
+
+def _weights_sum_over_queries(result, case) -> bool:
+    weights = as_float_array(_outputs(result)[1])
+    return weights.shape == case.expected[1].shape and np.allclose(weights.sum(axis=-2), 1.0, atol=1e-4)
+
+
+def _swapped_pair(result, case) -> bool:
+    first, second = _outputs(result)
+    return _shape(first) == case.expected[1].shape and _shape(second) == case.expected[0].shape
+
+
+def _mask_ignored(result, case) -> bool:
+    if len(case.args) < 4:
+        return False
+    unmasked = attention.scaled_dot_product_attention(*(_np(a) for a in case.args[:3]))
+    return _compare_attention(result, unmasked) is None
+
+
+def _nan_rows_where_allowed(result, case) -> bool:
+    if len(case.args) < 4:
+        return False
+    weights = as_float_array(_outputs(result)[1])
+    mask = np.broadcast_to(case.args[3], weights.shape)
+    nan_rows = np.isnan(weights).all(axis=-1)
+    return bool(np.any(nan_rows & mask.all(axis=-1)))
+
+
+def _blocked_weight_not_zero(result, case) -> bool:
+    if len(case.args) < 4:
+        return False
+    weights = as_float_array(_outputs(result)[1])
+    blocked = ~np.broadcast_to(case.args[3], weights.shape)
+    return bool(np.any(np.abs(weights[blocked]) > 1e-6))
+
+
+_SDPA = Exercise(
+    name="scaled_dot_product_attention",
+    call="scaled_dot_product_attention(queries, keys, values) (and with a fourth argument, the mask) with "
+    "queries (..., T_q, d_k), keys (..., T_k, d_k), values (..., T_k, d_v), mask boolean broadcastable to "
+    "(..., T_q, T_k) with True = may attend, and expects the pair (output (..., T_q, d_v), weights (..., T_q, T_k))",
+    compare=_compare_attention,
+    mistakes=(
+        Mistake(
+            "the pair is in the wrong order: return (output, weights), the output first.",
+            lambda q, k, v, mask=None: attention.scaled_dot_product_attention(_np(q), _np(k), _np(v), mask)[::-1],
+        ),
+        Mistake(
+            "the scores are not scaled: divide Q @ K^T by sqrt(d_k) before the softmax.",
+            lambda q, k, v, mask=None: _attend(_scaled(q, k, 1.0), v, mask),
+        ),
+        Mistake(
+            "the scores are divided by d_k: divide by its square root, sqrt(d_k).",
+            lambda q, k, v, mask=None: _attend(_scaled(q, k, _d(q)), v, mask),
+        ),
+        Mistake(
+            "the scores are divided by sqrt(d_v), the size of the values: the scale is sqrt(d_k), the size of "
+            "the queries and keys (their dot products are what grows with the size).",
+            lambda q, k, v, mask=None: _attend(_scaled(q, k, np.sqrt(_d(v))), v, mask),
+        ),
+        Mistake(
+            "the softmax is taken over the queries (axis -2): each query's weights over the keys must sum to 1, "
+            "softmax along the last axis.",
+            lambda q, k, v, mask=None: _attend(_scaled(q, k, np.sqrt(_d(q))), v, mask, axis=-2),
+        ),
+        Mistake(
+            "the keys are not transposed: the scores are Q @ K^T, the keys transposed on their last two axes "
+            "(np.swapaxes(keys, -1, -2)).",
+            lambda q, k, v, mask=None: _attend(_np(q) @ _np(k) / np.sqrt(_d(q)), v, mask),
+        ),
+        Mistake(
+            "the mask is inverted: True means 'may attend', so the scores to fill are where the mask is False "
+            "(np.where(mask, scores, -np.inf)).",
+            lambda q, k, v, mask=None: _attend(_scaled(q, k, np.sqrt(_d(q))), v, None if mask is None else ~mask),
+        ),
+        Mistake(
+            "the blocked scores are set to 0 (or multiplied by the mask): a score of 0 is not 'blocked', exp(0) = 1 "
+            "still gets weight. "
+            "Set the blocked scores to -inf (or a large negative number) before the softmax.",
+            lambda q, k, v, mask=None: _attend(_scaled(q, k, np.sqrt(_d(q))) * (1 if mask is None else mask), v),
+        ),
+        Mistake(
+            "the mask is applied after the softmax: the remaining weights no longer sum to 1. Fill the blocked "
+            "scores with -inf before the softmax instead.",
+            _mask_after_softmax,
+        ),
+        Mistake(
+            "the mask is ignored: set the scores where the mask is False to -inf (or a large negative number) "
+            "before the softmax.",
+            lambda q, k, v, mask=None: attention.scaled_dot_product_attention(_np(q), _np(k), _np(v)),
+        ),
+    ),
+    symptoms=(
+        Symptom(
+            "return the pair (output, weights), e.g. `return weights @ values, weights`.",
+            lambda result, case: _outputs(result) is None,
+        ),
+        Symptom("the pair is in the wrong order: return (output, weights), the output first.", _swapped_pair),
+        Symptom(
+            "a row of weights is nan: all its keys were blocked, but in every case each query may attend to at "
+            "least one key. Is the mask inverted? True means 'may attend': fill where the mask is False.",
+            lambda result, case: _nan_rows_where_allowed(result, case),
+        ),
+        Symptom(
+            "nan or inf for large scores: your softmax overflows. Subtract each row's maximum before the "
+            "exponential (or use the softmax of the previous exercise).",
+            lambda result, case: any(_has_nan(part) for part in _outputs(result)),
+        ),
+        Symptom(
+            "the weights sum to 1 over the queries: take the softmax along the last axis (the keys).",
+            _weights_sum_over_queries,
+        ),
+        Symptom(
+            "the mask is ignored: set the scores where the mask is False to -inf before the softmax.", _mask_ignored
+        ),
+        Symptom(
+            "a blocked key has a weight that is not zero: fill the blocked scores before the softmax, "
+            "np.where(mask, scores, -np.inf) (True = may attend).",
+            _blocked_weight_not_zero,
+        ),
+    ),
+    fallback="compare your code with weights = softmax(Q @ K^T / sqrt(d_k)) along the keys, output = "
+    "weights @ V, step by step.",
+    on_error="queries @ keys^T is (..., T_q, d_k) @ (..., d_k, T_k): transpose the keys on their last two axes "
+    "with np.swapaxes(keys, -1, -2) (keys.T reverses every axis of a batch); the output is weights @ values, "
+    "(..., T_q, T_k) @ (..., T_k, d_v). The mask broadcasts against the scores: use np.where(mask, scores, "
+    "-np.inf) (scores[~mask] needs a mask of the scores' full shape).",
+)
+
+
+def _accepts_mask(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` can be called with four arguments (queries, keys, values, mask)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature to read: assume it does
+        return True
+    try:
+        signature.bind(None, None, None, None)
+    except TypeError:
+        return False
+    return True
+
+
+def _allowed_somewhere(mask: np.ndarray) -> np.ndarray:
+    """``mask`` with the first key allowed in every row where nothing was: no fully blocked row."""
+    mask = mask.copy()
+    mask[~mask.any(axis=-1), 0] = True
+    return mask
+
+
+def _attention_case(name, rng, batch, t_q, t_k, d_k, d_v, *, mask=None, scale=1.0, dtype=np.float64) -> Case:
+    queries = scale * rng.standard_normal((*batch, t_q, d_k))
+    keys = rng.standard_normal((*batch, t_k, d_k))
+    values = rng.standard_normal((*batch, t_k, d_v))
+    args = tuple(np.asarray(a, dtype=dtype) for a in (queries, keys, values))
+    if mask is not None:
+        args = (*args, mask)
+    return Case(name, args, attention.scaled_dot_product_attention(*(a.astype(np.float64) for a in args[:3]), mask))
+
+
+def check_scaled_dot_product_attention(fn: Callable[..., Any]) -> None:
+    """Check a learner's ``scaled_dot_product_attention(queries, keys, values, mask=None) -> (output,
+    weights)`` against :func:`course_utils.attention.scaled_dot_product_attention`.
+
+    Shapes: ``queries (..., T_q, d_k)``, ``keys (..., T_k, d_k)``, ``values (..., T_k, d_v)``; ``mask``
+    boolean broadcastable to ``(..., T_q, T_k)``, True = may attend. Six cases without a mask: non-square
+    (``T_q != T_k``, ``d_k != d_v``), square, a batch, a batch of heads ``(B, H, T, d)``, large scores and
+    float32 inputs. When ``fn`` takes a fourth argument, five more with masks: a causal ``(T, T)`` mask
+    on a batch, a padding mask ``(B, 1, T_k)``, a padding mask ``(B, 1, 1, T_k)`` on heads, a random full
+    mask and a float32 case. Every query row has at least one allowed key, so ``-inf`` and a large
+    negative number are both right.
+    """
+    rng = np.random.default_rng(405)
+    cases = [
+        _attention_case("non-square: T_q=3, T_k=4, d_k=4, d_v=2", rng, (), 3, 4, 4, 2),
+        _attention_case("square: T=5, d_k=d_v=3", rng, (), 5, 5, 3, 3),
+        _attention_case("a batch (B=2, T_q=4, T_k=6, d_k=5, d_v=3)", rng, (2,), 4, 6, 5, 3),
+        _attention_case("heads (B=2, H=3, T=4, d=2)", rng, (2, 3), 4, 4, 2, 2),
+        _attention_case("large scores (queries * 1000), T=4, d_k=8", rng, (), 4, 4, 8, 3, scale=1000.0),
+        _attention_case("float32 inputs (B=2, T_q=3, T_k=5, d_k=4, d_v=6)", rng, (2,), 3, 5, 4, 6, dtype=np.float32),
+    ]
+    if _accepts_mask(fn):
+        lengths = np.array([6, 3, 1])
+        padding_3d = np.arange(6) < lengths[:, None, None]  # (B, 1, T_k)
+        padding_4d = (np.arange(5) < np.array([5, 2])[:, None])[:, None, None, :]  # (B, 1, 1, T_k)
+        cases += [
+            _attention_case(
+                "causal mask (T, T) on a batch (B=2, T=5, d_k=4, d_v=3)",
+                rng,
+                (2,),
+                5,
+                5,
+                4,
+                3,
+                mask=np.tri(5, dtype=bool),
+            ),
+            _attention_case(
+                "padding mask (B=3, 1, T_k=6), T_q=4, d_k=3, d_v=2", rng, (3,), 4, 6, 3, 2, mask=padding_3d
+            ),
+            _attention_case(
+                "padding mask (B=2, 1, 1, T=5) on heads (B=2, H=2, T=5, d=4)", rng, (2, 2), 5, 5, 4, 4, mask=padding_4d
+            ),
+            _attention_case(
+                "a random mask (2, 4, 6) with large scores",
+                rng,
+                (2,),
+                4,
+                6,
+                5,
+                3,
+                scale=30.0,
+                mask=_allowed_somewhere(rng.random((2, 4, 6)) < 0.5),
+            ),
+            _attention_case(
+                "float32 inputs with a causal mask (T=4)",
+                rng,
+                (),
+                4,
+                4,
+                3,
+                5,
+                dtype=np.float32,
+                mask=np.tri(4, dtype=bool),
+            ),
+        ]
+    run_checks(_SDPA, fn, cases)
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 04: split_heads and merge_heads
+
+
+def _split(x, n_heads: int, order: str) -> np.ndarray:
+    """Wrong and right splits: ``order`` is how the last axis is cut and which axes are swapped."""
+    x = _np(x)
+    batch, seq_len, d_model = x.shape
+    d_head = d_model // n_heads
+    if order == "reshape only":  # the classic bug: the right shape, tokens mixed up
+        return x.reshape(batch, n_heads, seq_len, d_head)
+    if order == "no transpose":
+        return x.reshape(batch, seq_len, n_heads, d_head)
+    if order == "interleaved":  # head h gets every H-th value
+        return x.reshape(batch, seq_len, d_head, n_heads).transpose(0, 3, 1, 2)
+    if order == "transpose (0, 2, 3, 1)":
+        return x.reshape(batch, seq_len, n_heads, d_head).transpose(0, 2, 3, 1)
+    raise ValueError(order)
+
+
+_SPLIT_HEADS = Exercise(
+    name="split_heads",
+    call="split_heads(x, n_heads) with x (B, T, D) and n_heads an integer dividing D, and expects "
+    "(B, n_heads, T, D // n_heads)",
+    compare=lambda result, expected: close_values(result, expected, "the result", ("B", "H", "T", "D/H")),
+    mistakes=(
+        Mistake(
+            "the shape is right but the values are mixed up: a reshape straight to (B, H, T, D/H) cuts the "
+            "sequence, not each token's vector. Reshape to (B, T, H, D/H) first, then swap the axes T and H "
+            "(x.transpose(0, 2, 1, 3)).",
+            lambda x, n_heads: _split(x, n_heads, "reshape only"),
+        ),
+        Mistake(
+            "the result is (B, T, H, D/H): swap the axes T and H as well, x.transpose(0, 2, 1, 3), so that each "
+            "head holds a whole sequence.",
+            lambda x, n_heads: _split(x, n_heads, "no transpose"),
+        ),
+        Mistake(
+            "each head gets every H-th value of a token: reshape to (B, T, H, D/H), not (B, T, D/H, H), so that "
+            "head h gets the values h*D/H ... (h+1)*D/H - 1.",
+            lambda x, n_heads: _split(x, n_heads, "interleaved"),
+        ),
+        Mistake(
+            "the wrong axes are swapped: after the reshape to (B, T, H, D/H), swap only the axes 1 and 2, "
+            "x.transpose(0, 2, 1, 3).",
+            lambda x, n_heads: _split(x, n_heads, "transpose (0, 2, 3, 1)"),
+        ),
+    ),
+    symptoms=(
+        Symptom(
+            "the result is (B, T, H, D/H): swap the axes T and H as well, x.transpose(0, 2, 1, 3).",
+            lambda result, case: _shape(result) == _shape(case.expected.transpose(0, 2, 1, 3)),
+        ),
+        Symptom(
+            "the axes are reversed: x.T reverses every axis of a 4-D array; use x.transpose(0, 2, 1, 3).",
+            lambda result, case: _shape(result) == tuple(case.expected.shape[i] for i in (3, 1, 2, 0)),
+        ),
+        Symptom(
+            "the shape is right but the values are not: reshape to (B, T, H, D/H), then swap the axes T and H.",
+            lambda result, case: _shape(result) == case.expected.shape,
+        ),
+    ),
+    fallback="reshape x to (B, T, H, D/H), then swap the axes 1 and 2: (B, H, T, D/H).",
+    on_error="x is (B, T, D); D // n_heads is the size of a head; reshape to (B, T, n_heads, D // n_heads) "
+    "then transpose.",
+)
+
+
+def check_split_heads(fn: Callable[..., Any]) -> None:
+    """Check a learner's ``split_heads(x, n_heads)``: ``(B, T, D) -> (B, H, T, D/H)``.
+
+    The reference is :func:`course_utils.attention.split_heads`. Six cases: ``(2, 3, 8)`` in 2
+    heads, ``(1, 5, 6)`` in 3, ``T = H`` (a missing transpose keeps the right shape), one head,
+    heads of size 1, and float32.
+    """
+    rng = np.random.default_rng(406)
+    inputs = [
+        ("B=2, T=3, D=8, H=2", (2, 3, 8), 2, np.float64),
+        ("B=1, T=5, D=6, H=3", (1, 5, 6), 3, np.float64),
+        ("T = H: B=2, T=4, D=8, H=4", (2, 4, 8), 4, np.float64),
+        ("one head: B=2, T=3, D=4, H=1", (2, 3, 4), 1, np.float64),
+        ("heads of size 1: B=1, T=2, D=5, H=5", (1, 2, 5), 5, np.float64),
+        ("float32: B=3, T=2, D=6, H=2", (3, 2, 6), 2, np.float32),
+    ]
+    cases = []
+    for name, shape, n_heads, dtype in inputs:
+        x = rng.standard_normal(shape).astype(dtype)
+        cases.append(Case(name, (x, n_heads), attention.split_heads(x, n_heads)))
+    run_checks(_SPLIT_HEADS, fn, cases)
+
+
+def _merge(x, order: str) -> np.ndarray:
+    x = _np(x)
+    batch, n_heads, seq_len, d_head = x.shape
+    if order == "reshape only":
+        return x.reshape(batch, seq_len, n_heads * d_head)
+    if order == "interleaved":
+        return x.transpose(0, 2, 3, 1).reshape(batch, seq_len, n_heads * d_head)
+    if order == "no reshape":
+        return x.transpose(0, 2, 1, 3)
+    if order == "along T":
+        return np.concatenate(list(x.transpose(1, 0, 2, 3)), axis=1)
+    raise ValueError(order)
+
+
+_MERGE_HEADS = Exercise(
+    name="merge_heads",
+    call="merge_heads(x) with x (B, H, T, d_head), and expects (B, T, H * d_head)",
+    compare=lambda result, expected: close_values(result, expected, "the result", ("B", "T", "H*d_head")),
+    mistakes=(
+        Mistake(
+            "the shape is right but the values are mixed up: swap the axes H and T back first "
+            "(x.transpose(0, 2, 1, 3)), then reshape to (B, T, H * d_head).",
+            lambda x: _merge(x, "reshape only"),
+        ),
+        Mistake(
+            "the heads are interleaved: after swapping H and T, (B, T, H, d_head), reshape without moving "
+            "d_head, so that head h fills the values h*d_head ... (h+1)*d_head - 1.",
+            lambda x: _merge(x, "interleaved"),
+        ),
+        Mistake(
+            "the result is (B, T, H, d_head): concatenate the heads of each token with a reshape to "
+            "(B, T, H * d_head).",
+            lambda x: _merge(x, "no reshape"),
+        ),
+        Mistake(
+            "the heads are concatenated along the sequence: concatenate them along the last axis, each token "
+            "gets its H vectors side by side.",
+            lambda x: _merge(x, "along T"),
+        ),
+    ),
+    symptoms=(
+        Symptom(
+            "the shape is right but the values are not: swap the axes H and T back, then reshape.",
+            lambda result, case: _shape(result) == case.expected.shape,
+        ),
+    ),
+    fallback="swap the axes 1 and 2, (B, T, H, d_head), then reshape to (B, T, H * d_head).",
+    on_error="x is (B, H, T, d_head): x.transpose(0, 2, 1, 3) is (B, T, H, d_head), then reshape "
+    "(a transposed array may need np.ascontiguousarray or .reshape rather than .view in torch).",
+)
+
+
+def check_merge_heads(fn: Callable[..., Any]) -> None:
+    """Check a learner's ``merge_heads(x)``: ``(B, H, T, d_head) -> (B, T, H * d_head)``.
+
+    The reference is :func:`course_utils.attention.merge_heads`. Five cases: ``(2, 2, 3, 4)``,
+    ``(1, 3, 5, 2)``, ``T = H``, one head, and float32.
+    """
+    rng = np.random.default_rng(407)
+    inputs = [
+        ("B=2, H=2, T=3, d_head=4", (2, 2, 3, 4), np.float64),
+        ("B=1, H=3, T=5, d_head=2", (1, 3, 5, 2), np.float64),
+        ("T = H: B=2, H=4, T=4, d_head=3", (2, 4, 4, 3), np.float64),
+        ("one head: B=2, H=1, T=3, d_head=4", (2, 1, 3, 4), np.float64),
+        ("float32: B=3, H=2, T=2, d_head=3", (3, 2, 2, 3), np.float32),
+    ]
+    cases = []
+    for name, shape, dtype in inputs:
+        x = rng.standard_normal(shape).astype(dtype)
+        cases.append(Case(name, (x,), attention.merge_heads(x)))
+    run_checks(_MERGE_HEADS, fn, cases)

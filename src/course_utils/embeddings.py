@@ -1,0 +1,49 @@
+"""Token embeddings: a table with one learned vector per token id, read by lookup.
+
+An embedding table ``E`` has shape ``(V, D)``: one row of ``D`` numbers per token of a vocabulary of
+``V`` tokens. Looking up the ids of a batch, ``(B, T) -> (B, T, D)``, is the same as multiplying
+their one-hot rows ``(B, T, V)`` by ``E``; the lookup just skips the multiplications by zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _check_ids(ids, vocab_size: int) -> np.ndarray:
+    ids = np.asarray(ids)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"expected integer token ids, got an array of dtype {ids.dtype}")
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+        raise IndexError(
+            f"expected token ids in [0, {vocab_size}) for a vocabulary of {vocab_size} tokens, "
+            f"got ids from {ids.min()} to {ids.max()}"
+        )
+    return ids
+
+
+def one_hot(ids, vocab_size: int) -> np.ndarray:
+    """One-hot rows: ``ids (...,)`` integers in ``[0, V)`` -> ``(..., V)`` floats, a single 1 per row."""
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)) or vocab_size < 1:
+        raise ValueError(f"expected vocab_size to be a positive integer, got {vocab_size!r}")
+    ids = _check_ids(ids, int(vocab_size))
+    return np.eye(int(vocab_size))[ids]
+
+
+def embedding_lookup(ids, table) -> np.ndarray:
+    """The vectors of ``ids``: ``ids (...,)`` and ``table (V, D)`` -> ``(..., D)``, row ``ids[...]`` of the table.
+
+    Equal to ``one_hot(ids, V) @ table``, without building the one-hot rows.
+    """
+    table = np.asarray(table)
+    if table.ndim != 2:
+        raise ValueError(f"expected an embedding table of shape (V, D), got shape {table.shape}")
+    return table[_check_ids(ids, table.shape[0])]
+
+
+def embedding_parameters(vocab_size: int, d_model: int) -> int:
+    """Number of learned numbers in an embedding table: ``vocab_size * d_model``."""
+    for name, value in (("vocab_size", vocab_size), ("d_model", d_model)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
+    return int(vocab_size) * int(d_model)
