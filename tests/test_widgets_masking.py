@@ -1,0 +1,128 @@
+"""Lesson 05's figure and explorer in course_utils.widgets: the masks of each kind, the masked scores
+drawn as blocked cells, weights equal to the package's attention, and a twin that replays draw."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from course_utils import attention, masking, widgets
+from tests.test_widgets import _assert_twin_replays_draw
+
+ATTENTION_MASK = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+TOKENS = [["[CLS]", "a", "[SEP]", "[PAD]", "[PAD]"], ["[CLS]", "b", "c", "d", "[SEP]"]]
+
+
+def scores(seed=0):
+    return np.random.default_rng(seed).standard_normal((2, 5, 5))
+
+
+@pytest.mark.parametrize("b", [0, 1])
+def test_mask_of_each_kind(b):
+    row = ATTENTION_MASK[b]
+    real = row.astype(bool)
+    causal = np.tri(5, dtype=bool)
+    expected = {
+        "none": np.ones((5, 5), dtype=bool),
+        "padding": np.broadcast_to(real, (5, 5)),
+        "causal": causal,
+        "padding & causal": causal & real[None, :],
+    }
+    for kind, mask in expected.items():
+        got = widgets.mask_of_kind(kind, row)
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got, mask, err_msg=kind)
+    both = masking.causal_mask(5) & masking.padding_mask(ATTENTION_MASK)[b, 0]
+    np.testing.assert_array_equal(widgets.mask_of_kind("padding & causal", row), both)
+
+
+def test_mask_of_an_unknown_kind_or_shape_is_refused():
+    with pytest.raises(ValueError, match="expected a mask kind among"):
+        widgets.mask_of_kind("future", ATTENTION_MASK[0])
+    with pytest.raises(ValueError, match=r"expected one sentence's attention_mask of shape \(T,\)"):
+        widgets.mask_of_kind("padding", ATTENTION_MASK)
+
+
+def test_the_figure_draws_raw_and_masked_scores_and_the_package_weights():
+    rng = np.random.default_rng(3)
+    queries, keys = rng.standard_normal((5, 4)), rng.standard_normal((5, 4))
+    raw = queries @ keys.T / 2.0  # (T, T), d_k = 4
+    mask = masking.causal_mask(5)
+    fig = widgets.masked_attention_figure(raw, mask, TOKENS[1], title="t", decimals=4)
+    assert [a.text for a in fig.layout.annotations] == ["scores", "masked scores (grey: blocked)", "weights"]
+    raw_trace, masked_trace, grey_trace, weights_trace = fig.data
+    np.testing.assert_allclose(np.array(raw_trace.z, dtype=float), raw, atol=5e-5)
+    masked = np.array(masked_trace.z, dtype=float)
+    assert np.isnan(masked[~mask]).all()
+    np.testing.assert_allclose(masked[mask], raw[mask], atol=5e-5)
+    np.testing.assert_array_equal(np.array(grey_trace.text) == "blocked", ~mask)
+    _, expected = attention.scaled_dot_product_attention(queries, keys, np.eye(5), mask)
+    weights = np.array(weights_trace.z, dtype=float)
+    np.testing.assert_allclose(weights, expected, atol=5e-5)
+    assert (weights[~mask] == 0).all()
+    assert (weights_trace.zmin, weights_trace.zmax) == (0.0, 1.0)
+    assert [t.xaxis for t in fig.data] == ["x", "x2", "x2", "x3"]  # side by side, one panel each
+
+
+def test_the_figure_stacks_panels_and_keeps_a_fully_blocked_row_finite():
+    mask = np.ones((5, 5), dtype=bool)
+    mask[0] = False  # a query that may attend to nothing
+    fig = widgets.masked_attention_figure(
+        scores()[0], mask, TOKENS[0], title="t", panels=("masked scores", "weights"), side_by_side=False
+    )
+    weights = np.array(fig.data[-1].z, dtype=float)
+    np.testing.assert_allclose(weights[0], 0.2)  # uniform, as with finfo(dtype).min, not nan
+    assert [t.yaxis for t in fig.data] == ["y", "y", "y2"]
+    assert fig.layout.xaxis.title.text is None and fig.layout.xaxis2.title.text == "key (attended to)"
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (dict(scores=np.zeros((5, 4))), ValueError, r"expected scores of shape \(T, T\) with T = len\(tokens\) = 5"),
+        (dict(mask=np.ones((5, 5))), TypeError, "expected a boolean mask"),
+        (dict(mask=np.ones((3, 5), dtype=bool)), ValueError, "expected a mask broadcastable to the scores"),
+        (dict(panels=("weights", "weights")), ValueError, "expected distinct panels"),
+        (dict(panels=("attention",)), ValueError, "expected distinct panels"),
+        (dict(title=""), ValueError, "non-empty string for title"),
+    ],
+)
+def test_the_figure_refuses_bad_arguments(kwargs, error, message):
+    arguments = dict(scores=np.zeros((5, 5)), mask=np.ones((5, 5), dtype=bool), tokens=TOKENS[0], title="t")
+    arguments.update(kwargs)
+    with pytest.raises(error, match=message):
+        widgets.masked_attention_figure(
+            arguments.pop("scores"), arguments.pop("mask"), arguments.pop("tokens"), **arguments
+        )
+
+
+def test_the_explorer_offers_every_sentence_with_every_mask_and_its_twin_replays_draw():
+    explorer = widgets.masking_explorer(TOKENS, scores(), ATTENTION_MASK, default=(1, "causal"))
+    (control,) = explorer.controls
+    assert control.labels() == [f"sentence {b} · {kind}" for b in (1, 2) for kind in widgets.MASK_KINDS]
+    twin = explorer.static()
+    (menu,) = twin.layout.updatemenus
+    assert menu.active == control.values.index((1, "causal"))
+    _assert_twin_replays_draw(explorer, [button.to_plotly_json() for button in menu.buttons])
+    assert twin.layout.title.text == "Sentence 2, mask: causal (10 of 25 scores blocked)"
+
+
+def test_the_explorer_draws_the_mask_it_names():
+    explorer = widgets.masking_explorer(TOKENS, scores(), ATTENTION_MASK)
+    fig = explorer.figure(view=(0, "padding & causal"))
+    grey = np.array(fig.data[1].text) == "blocked"
+    np.testing.assert_array_equal(grey, ~widgets.mask_of_kind("padding & causal", ATTENTION_MASK[0]))
+    assert fig.layout.title.text.startswith("Sentence 1, mask: padding & causal")
+
+
+@pytest.mark.parametrize(
+    "tokens, raw, attention_mask, message",
+    [
+        (TOKENS, scores(), ATTENTION_MASK[0], r"expected attention_mask of shape \(B, T\)"),
+        (TOKENS, scores()[:, :4], ATTENTION_MASK, r"expected scores of shape \(B, T, T\) = \(2, 5, 5\)"),
+        (TOKENS[:1], scores(), ATTENTION_MASK, "expected B=2 lists of T=5 tokens"),
+    ],
+)
+def test_the_explorer_refuses_inconsistent_inputs(tokens, raw, attention_mask, message):
+    with pytest.raises(ValueError, match=message):
+        widgets.masking_explorer(tokens, raw, attention_mask)
