@@ -18,6 +18,15 @@ moves between the two models unchanged: :func:`load_hf_state_dict` is the one lo
 :meth:`DistilBertEncoder.from_hf`; :meth:`DistilBertEncoder.to_hf` goes the other way. The tests
 check that every hidden state, every attention map and every gradient equals Hugging Face's.
 
+**BERTs too.** :meth:`DistilBertEncoder.from_bert` reads a ``transformers.BertModel`` (the course's
+teacher is one) through :func:`bert_to_distilbert_state_dict`: BERT's names mapped to these, the
+pooler left out, the token-type embedding of segment 0 folded into the position table, and any
+chosen subset of its layers (DistilBERT's student was initialised from every other layer of BERT).
+
+The end of the module holds lesson 06's pieces as plain functions, the references of its exercises:
+:func:`layer_norm` (numpy), :func:`encoder_block` (a post-LN block from any four callables) and
+:func:`encoder_layer_param_count`.
+
 **One difference by design.** With ``sinusoidal_pos_embds=True`` the position table here is
 frozen (``requires_grad=False``), as in the original DistilBERT code; recent ``transformers``
 versions leave it trainable. The values, and so the outputs, are the same.
@@ -30,9 +39,11 @@ Axis names used in the docstrings: ``B`` batch, ``T`` tokens per sequence, ``D``
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -54,6 +65,10 @@ __all__ = [
     "MultiHeadSelfAttention",
     "Transformer",
     "TransformerBlock",
+    "bert_to_distilbert_state_dict",
+    "encoder_block",
+    "encoder_layer_param_count",
+    "layer_norm",
     "load_hf_state_dict",
 ]
 
@@ -125,6 +140,41 @@ class EncoderConfig:
     def from_hf(cls, config: "transformers.DistilBertConfig") -> "EncoderConfig":
         """The same sizes as a ``transformers.DistilBertConfig`` (read field by field)."""
         return cls(**{field.name: getattr(config, field.name) for field in dataclasses.fields(cls)})
+
+    @classmethod
+    def from_bert(cls, config: "transformers.BertConfig", n_layers: int | None = None) -> "EncoderConfig":
+        """The sizes of a ``transformers.BertConfig``, under DistilBERT's names, with ``n_layers`` blocks.
+
+        ``hidden_size`` -> ``dim``, ``num_attention_heads`` -> ``n_heads``, ``intermediate_size`` ->
+        ``hidden_dim``, ``hidden_dropout_prob`` -> ``dropout``, ``attention_probs_dropout_prob`` ->
+        ``attention_dropout``, ``hidden_act`` -> ``activation``; ``n_layers`` defaults to
+        ``num_hidden_layers``. BERT features this encoder has not (another LayerNorm eps, relative
+        positions, a decoder) raise ``ValueError``.
+        """
+        eps = getattr(config, "layer_norm_eps", LAYER_NORM_EPS)
+        if eps != LAYER_NORM_EPS:
+            raise ValueError(f"expected layer_norm_eps={LAYER_NORM_EPS} (BERT's and DistilBERT's), got {eps!r}")
+        positions = getattr(config, "position_embedding_type", None) or "absolute"
+        if positions != "absolute":
+            raise ValueError(
+                f"expected absolute (learned) position embeddings, got position_embedding_type={positions!r}"
+            )
+        if getattr(config, "is_decoder", False) or getattr(config, "add_cross_attention", False):
+            raise ValueError("expected a BERT encoder, got a config with is_decoder or add_cross_attention set")
+        return cls(
+            vocab_size=config.vocab_size,
+            max_position_embeddings=config.max_position_embeddings,
+            sinusoidal_pos_embds=False,
+            n_layers=config.num_hidden_layers if n_layers is None else n_layers,
+            n_heads=config.num_attention_heads,
+            dim=config.hidden_size,
+            hidden_dim=config.intermediate_size,
+            dropout=config.hidden_dropout_prob,
+            attention_dropout=config.attention_probs_dropout_prob,
+            activation=config.hidden_act,
+            initializer_range=config.initializer_range,
+            pad_token_id=config.pad_token_id,
+        )
 
     def to_hf(self, **kwargs: Any) -> "transformers.DistilBertConfig":
         """A ``transformers.DistilBertConfig`` with these sizes; ``kwargs`` are passed on to it."""
@@ -374,6 +424,34 @@ class DistilBertEncoder(nn.Module):
         load_hf_state_dict(encoder, base.state_dict())
         return encoder.train(base.training)
 
+    @classmethod
+    def from_bert(cls, bert_model: "transformers.PreTrainedModel", layers=None) -> "DistilBertEncoder":
+        """A DistilBERT encoder made of a BERT's weights (``BertModel``, ``BertForMaskedLM``, ...).
+
+        ``layers``: the indices of the BERT layers to copy, in increasing order (default: all of
+        them); block ``k`` of the encoder is BERT's layer ``layers[k]``. DistilBERT's student was
+        initialised this way, from every other layer of BERT (Sanh et al., 2019). The names
+        are mapped by :func:`bert_to_distilbert_state_dict`, which also folds BERT's token-type
+        (segment) embedding of segment 0 into the position embeddings and leaves the pooler out. So,
+        with all layers, the encoder computes what the BERT computes with ``token_type_ids`` all 0
+        (one sentence per input), in eval mode; with ``layers``, what those BERT layers compute
+        when run one after the other. Weights are copied; dtype, device and train/eval mode follow
+        the BERT.
+        """
+        from transformers import BertModel
+
+        base = bert_model if isinstance(bert_model, BertModel) else getattr(bert_model, "bert", None)
+        if not isinstance(base, BertModel):
+            raise TypeError(
+                f"expected a transformers BertModel (or BertForMaskedLM, BertFor...), got {type(bert_model).__name__}"
+            )
+        layers = _check_layers(layers, base.config.num_hidden_layers)
+        parameter = next(base.parameters())
+        config = EncoderConfig.from_bert(base.config, n_layers=len(layers))
+        encoder = cls(config).to(device=parameter.device, dtype=parameter.dtype)
+        load_hf_state_dict(encoder, bert_to_distilbert_state_dict(base.state_dict(), layers))
+        return encoder.train(base.training)
+
     def to_hf_state_dict(self) -> dict[str, torch.Tensor]:
         """The weights under ``DistilBertModel``'s names (the same names: a copy of the state dict)."""
         return {name: tensor.detach().clone() for name, tensor in self.state_dict().items()}
@@ -392,6 +470,31 @@ class DistilBertEncoder(nn.Module):
         model.to(device=parameter.device, dtype=parameter.dtype)
         model.load_state_dict(self.to_hf_state_dict(), strict=True)
         return model.train(self.training)
+
+
+def _check_layers(layers, n_available: int) -> list[int]:
+    """``layers`` as a list of increasing, distinct layer indices in ``[0, n_available)``; None: all."""
+    if layers is None:
+        return list(range(n_available))
+    if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
+        raise TypeError(f"expected layers as a list of layer indices such as [0, 2, 4], got {layers!r}")
+    layers = list(layers)
+    if not layers:
+        raise ValueError(f"expected at least one layer index in [0, {n_available}), got an empty list")
+    for index in layers:  # ints and numpy integers pass; bools, floats and strings do not
+        if isinstance(index, bool) or not hasattr(index, "__index__") or isinstance(index, torch.Tensor):
+            raise TypeError(f"expected integer layer indices, got {index!r} in {layers}")
+    layers = [operator.index(index) for index in layers]
+    outside = [index for index in layers if not 0 <= index < n_available]
+    if outside:
+        raise ValueError(
+            f"expected layer indices in [0, {n_available}) (the BERT has {n_available} layers), got {outside} in {layers}"
+        )
+    if any(b <= a for a, b in zip(layers, layers[1:])):
+        raise ValueError(
+            f"expected distinct layer indices in increasing order (block k copies layer layers[k]), got {layers}"
+        )
+    return layers
 
 
 def _as_tensor(name: str, value) -> torch.Tensor:
@@ -433,3 +536,114 @@ def load_hf_state_dict(encoder: DistilBertEncoder, state_dict: Mapping[str, torc
                 f"expected {key} of shape {tuple(own[key].shape)} (from the encoder's config), got {tuple(value.shape)}"
             )
     encoder.load_state_dict(state_dict, strict=True)
+
+
+# The names of one BERT layer's weights (``encoder.layer.{i}.`` + key) under DistilBERT's names
+# (``transformer.layer.{k}.`` + value); each has a ``.weight`` and a ``.bias``.
+_BERT_LAYER_NAMES = {
+    "attention.self.query": "attention.q_lin",
+    "attention.self.key": "attention.k_lin",
+    "attention.self.value": "attention.v_lin",
+    "attention.output.dense": "attention.out_lin",
+    "attention.output.LayerNorm": "sa_layer_norm",
+    "intermediate.dense": "ffn.lin1",
+    "output.dense": "ffn.lin2",
+    "output.LayerNorm": "output_layer_norm",
+}
+
+
+def bert_to_distilbert_state_dict(
+    state_dict: Mapping[str, torch.Tensor], layers: "list[int] | None" = None
+) -> dict[str, torch.Tensor]:
+    """A ``BertModel`` state dict under ``DistilBertModel``'s names, keeping the BERT layers ``layers``.
+
+    - Embeddings: word and position tables and the LayerNorm keep their names. BERT adds a third
+      vector to every token, the token-type (segment) embedding; for one sentence, every token is
+      of segment 0, so ``token_type_embeddings[0]`` is added to **every row of the position table**.
+      (Not to the word table: in ``BertForMaskedLM`` the word table is tied to the output layer,
+      whose logits would all move by ``h · t`` for a hidden state ``h``: the same softmax, other
+      logits.) The sum of the three vectors is unchanged, so the embeddings' output is too.
+    - BERT layer ``layers[k]`` becomes block ``k`` (names mapped by ``_BERT_LAYER_NAMES``).
+    - The pooler (``pooler.dense``, on ``[CLS]`` for next-sentence prediction), the task heads and
+      the ``position_ids`` / ``token_type_ids`` buffers are left out: DistilBERT has none of them.
+
+    Keys of a task model (``bert.embeddings...``) lose their ``bert.`` prefix. ``layers`` default:
+    all the layers, in order. Returns new tensors (the BERT's are not shared).
+    """
+    prefix = "bert."
+    if any(key.startswith(prefix) for key in state_dict):
+        state_dict = {key[len(prefix) :]: value for key, value in state_dict.items() if key.startswith(prefix)}
+    needed = ["embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight"]
+    needed += ["embeddings.token_type_embeddings.weight", "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias"]
+    missing = [key for key in needed if key not in state_dict]
+    if missing:
+        raise KeyError(f"expected the state dict of a BertModel, missing {missing}")
+    n_available = len({key.split(".")[2] for key in state_dict if key.startswith("encoder.layer.")})
+    layers = _check_layers(layers, n_available)
+    segment_0 = state_dict["embeddings.token_type_embeddings.weight"][0]  # (D,): every token of one sentence
+    mapped = {
+        "embeddings.word_embeddings.weight": state_dict["embeddings.word_embeddings.weight"].detach().clone(),
+        "embeddings.position_embeddings.weight": (
+            state_dict["embeddings.position_embeddings.weight"] + segment_0  # (P, D) + (D,)
+        ).detach(),
+        "embeddings.LayerNorm.weight": state_dict["embeddings.LayerNorm.weight"].detach().clone(),
+        "embeddings.LayerNorm.bias": state_dict["embeddings.LayerNorm.bias"].detach().clone(),
+    }
+    for k, i in enumerate(layers):
+        for bert_name, distilbert_name in _BERT_LAYER_NAMES.items():
+            for kind in ("weight", "bias"):
+                source = f"encoder.layer.{i}.{bert_name}.{kind}"
+                if source not in state_dict:
+                    raise KeyError(f"expected {source} in the BERT state dict, it is missing")
+                mapped[f"transformer.layer.{k}.{distilbert_name}.{kind}"] = state_dict[source].detach().clone()
+    return mapped
+
+
+# --------------------------------------------------------------------------------------------
+# The pieces of lesson 06 as plain functions (the references of its exercises)
+
+
+def layer_norm(x, gamma, beta, eps: float = LAYER_NORM_EPS) -> np.ndarray:
+    """Layer normalisation of every vector along the last axis, in numpy: ``(..., D)`` -> ``(..., D)``.
+
+    ``gamma * (x - mean) / sqrt(var + eps) + beta``, with the mean and the *biased* variance (divided
+    by ``D``, not ``D - 1``) of each vector, as ``torch.nn.LayerNorm`` computes them; ``gamma`` and
+    ``beta`` of shape ``(D,)``. Computed in float64.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    gamma, beta = np.asarray(gamma, dtype=np.float64), np.asarray(beta, dtype=np.float64)
+    if x.ndim < 1 or gamma.shape != (x.shape[-1],) or beta.shape != (x.shape[-1],):
+        raise ValueError(
+            f"expected x of shape (..., D) and gamma, beta of shape (D,), got {x.shape}, {gamma.shape}, {beta.shape}"
+        )
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # (..., 1), biased
+    return gamma * (x - mean) / np.sqrt(variance + eps) + beta
+
+
+def encoder_block(x, attention: Callable, feed_forward: Callable, norm1: Callable, norm2: Callable):
+    """One post-LayerNorm encoder block from its four pieces (BERT, DistilBERT): ``(..., T, D)`` -> same.
+
+    ``h = norm1(x + attention(x))``, then ``norm2(h + feed_forward(h))``: each sub-layer's output is
+    added to its input (the residual connection), then normalised. Works with numpy functions and
+    torch modules alike (:class:`TransformerBlock` is this function with its own modules).
+    """
+    h = norm1(x + attention(x))  # (..., T, D)
+    return norm2(h + feed_forward(h))  # (..., T, D)
+
+
+def encoder_layer_param_count(d_model: int, d_ff: int) -> int:
+    """The parameters of one encoder block of width ``D = d_model`` and feed-forward width ``F = d_ff``.
+
+    Attention: ``W_Q, W_K, W_V, W_O`` and their biases, ``4 D^2 + 4 D``; feed-forward: ``D x F``
+    and ``F x D`` matrices and biases of ``F`` and ``D``, ``2 D F + F + D``; two LayerNorms with a
+    ``gamma`` and a ``beta`` of ``D`` each, ``4 D``. Equals the count of :class:`TransformerBlock`.
+    """
+    for name, value in (("d_model", d_model), ("d_ff", d_ff)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
+    d, f = int(d_model), int(d_ff)
+    attention = 4 * d * d + 4 * d
+    feed_forward = 2 * d * f + f + d
+    layer_norms = 2 * 2 * d
+    return attention + feed_forward + layer_norms

@@ -42,6 +42,8 @@ from .attention import (
     check_softmax,
     check_split_heads,
 )
+from .distill import check_distillation_loss, check_layer_map
+from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
 from .masking import check_causal_mask, check_padding_mask
 from .positional import check_add_positions, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
@@ -55,9 +57,14 @@ __all__ = [
     "Symptom",
     "check_add_positions",
     "check_causal_mask",
+    "check_distillation_loss",
     "check_embedding_lookup",
+    "check_encoder_block",
+    "check_encoder_layer_param_count",
     "check_frame_tokens",
+    "check_layer_map",
     "check_pad_batch",
+    "check_layer_norm",
     "check_lstm_param_count",
     "check_merge_heads",
     "check_padding_mask",

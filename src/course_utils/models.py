@@ -1,0 +1,288 @@
+"""The course's models: the bundled teacher, resolved against the real hub models, and rebuilt by one command.
+
+The teacher is a small BERT (``BertForMaskedLM``, 6 layers, hidden size 128) pre-trained by
+masked-language modelling on the course corpus with the course tokenizer, as BERT was pre-trained
+on books and Wikipedia (without next-sentence prediction, as RoBERTa and DistilBERT dropped it).
+A copy fine-tuned on the corpus's sentiment task is bundled too. Both live in Hugging Face format
+(``config.json`` + ``model.safetensors``) under ``course_utils/assets`` and are loaded with
+``from_pretrained`` on those folders.
+
+Rebuild everything with ``make assets`` (``python -m course_utils.models --rebuild``): the
+tokenizer, then the teacher, then its sentiment copy, with progress bars, and a report of their
+quality written next to them (``assets/report.json``), which lessons read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from . import data, env, tokenization, training
+
+ASSETS = tokenization.ASSETS
+BUNDLED = {
+    "teacher": ASSETS / "teacher",  # BertForMaskedLM
+    "teacher-sentiment": ASSETS / "teacher-sentiment",  # BertForSequenceClassification
+    "student": ASSETS / "student",  # DistilBertForMaskedLM, distilled from the teacher (lesson 07)
+    "student-sentiment": ASSETS / "student-sentiment",  # DistilBertForSequenceClassification
+}
+HUB = {"teacher": "bert-base-uncased", "student": "distilbert-base-uncased"}
+REPORT = ASSETS / "report.json"
+
+TEACHER_SIZE = dict(hidden_size=128, num_hidden_layers=6, num_attention_heads=4, intermediate_size=512)
+PRETRAINING = dict(steps=2000, batch_size=128, lr=1e-3, warmup=100, seed=0)
+FINE_TUNING = dict(epochs=1.0, batch_size=64, lr=2e-4, warmup=50, seed=0)
+# Lesson 07's experiments: the student keeps one teacher layer out of two (as DistilBERT did).
+STUDENT_LAYERS = 3
+DISTILLATION = dict(steps=400, batch_size=128, lr=5e-4, warmup=40)
+STUDENT_SEEDS = (0, 1, 2)
+STUDENT_FINE_TUNING = dict(FINE_TUNING, epochs=0.5)
+# name -> (initialisation, loss weights); the paper's Table 4 ablates the same three things.
+STUDENT_RUNS = {
+    "distilled": ("teacher layers", {}),
+    "no distillation (MLM only)": ("random", {"ce": 0.0, "cos": 0.0}),
+    "without L_cos": ("teacher layers", {"cos": 0.0}),
+    "without L_ce": ("teacher layers", {"ce": 0.0}),
+    "random initialisation": ("random", {}),
+}
+SEEDED_RUNS = ("distilled", "no distillation (MLM only)")  # run with every seed, to show the spread
+
+
+def teacher_config(tokenizer):
+    """The teacher's ``BertConfig``: BERT's architecture at 1/6 of BERT-base's width."""
+    from transformers import BertConfig
+
+    return BertConfig(
+        vocab_size=len(tokenizer),
+        max_position_embeddings=tokenization.MAX_LENGTH,
+        type_vocab_size=2,
+        pad_token_id=tokenizer.pad_token_id,
+        hidden_act="gelu",
+        **TEACHER_SIZE,
+    )
+
+
+def _model_class(name: str):
+    from transformers import (
+        BertForMaskedLM,
+        BertForSequenceClassification,
+        DistilBertForMaskedLM,
+        DistilBertForSequenceClassification,
+    )
+
+    return {
+        "teacher": BertForMaskedLM,
+        "teacher-sentiment": BertForSequenceClassification,
+        "student": DistilBertForMaskedLM,
+        "student-sentiment": DistilBertForSequenceClassification,
+    }[name]
+
+
+def load_bundled(name: str = "teacher", **kwargs):
+    """A bundled model by name, with ``from_pretrained`` on its folder (extra ``kwargs`` passed on)."""
+    if name not in BUNDLED:
+        raise ValueError(f"expected one of the bundled models {sorted(BUNDLED)}, got {name!r}")
+    folder = BUNDLED[name]
+    if not (folder / "model.safetensors").exists():
+        raise FileNotFoundError(f"the bundled model {name!r} is missing from {folder}: rebuild it with `make assets`")
+    model = _model_class(name).from_pretrained(str(folder), **kwargs)
+    return model.eval()
+
+
+def load_model(name: str = "teacher", *, prefer: str = "hub", attn_implementation: str = "eager", verbose: bool = True):
+    """The model a lesson should use, and a one-line notice saying which one it is.
+
+    ``"teacher"``: the real ``bert-base-uncased`` (``BertForMaskedLM``) when the hub is reachable
+    and ``prefer="hub"``, else the bundled course teacher. ``"teacher-sentiment"``: always the
+    bundled one. Attention is ``"eager"`` by default, so that ``output_attentions=True`` returns
+    the weights (transformers' default SDPA path returns none).
+    """
+    if prefer not in ("hub", "bundled"):
+        raise ValueError(f"expected prefer='hub' or prefer='bundled', got {prefer!r}")
+    if name not in BUNDLED:
+        raise ValueError(f"expected one of {sorted(BUNDLED)}, got {name!r}")
+    if prefer == "hub" and name in HUB and env.hub_available():
+        try:
+            model = _model_class(name).from_pretrained(HUB[name], attn_implementation=attn_implementation)
+        except OSError as error:
+            if verbose:
+                print(f"Could not load {HUB[name]} from the hub ({type(error).__name__}); using the course's {name}.")
+        else:
+            if verbose:
+                print(f"Using the real {HUB[name]} from the Hugging Face hub.")
+            return model.eval()
+    model = load_bundled(name, attn_implementation=attn_implementation)
+    if verbose:
+        n = sum(p.numel() for p in model.parameters())
+        reason = "offline" if prefer == "hub" and name in HUB else "bundled"
+        print(f"Using the course's {name} ({n:,} parameters; {reason}).")
+    return model
+
+
+def load_teacher(**kwargs):
+    """:func:`load_model` of ``"teacher"``."""
+    return load_model("teacher", **kwargs)
+
+
+def report() -> dict:
+    """The quality numbers measured when the bundled models were built (``assets/report.json``)."""
+    if not REPORT.exists():
+        raise FileNotFoundError(f"{REPORT} is missing: rebuild the bundled models with `make assets`")
+    return json.loads(REPORT.read_text())
+
+
+def _save(model, folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(folder))
+    for extra in set(p.name for p in folder.iterdir()) - {"config.json", "model.safetensors"}:
+        (folder / extra).unlink()
+
+
+STAGES = ("tokenizer", "teacher", "students")
+
+
+def rebuild(stages=STAGES, progress: bool = True) -> dict:
+    """Rebuild the bundled assets, stage by stage; write and return their report (``assets/report.json``).
+
+    ``"tokenizer"``: the WordPiece tokenizer. ``"teacher"``: MLM pre-training, then the sentiment
+    copy. ``"students"``: lesson 07's students (distilled, trained without distillation, ablations),
+    each fine-tuned on sentiment; the distilled student of seed 0 and its sentiment copy are bundled.
+    """
+    unknown = set(stages) - set(STAGES)
+    if unknown:
+        raise ValueError(f"expected stages among {STAGES}, got {sorted(unknown)}")
+    result = json.loads(REPORT.read_text()) if REPORT.exists() else {}
+    result.setdefault("timings_s", {})
+    start = time.perf_counter()
+    if "tokenizer" in stages:
+        tokenization.rebuild()
+        result["timings_s"]["tokenizer"] = time.perf_counter() - start
+    tokenizer = tokenization.load_bundled_tokenizer()
+    splits = {s: training.encode(data.corpus(s), tokenizer) for s in ("train", "validation", "test")}
+    if "teacher" in stages:
+        start = time.perf_counter()
+        result.update(_build_teacher(tokenizer, splits, progress))
+        result["timings_s"]["teacher"] = time.perf_counter() - start
+    if "students" in stages:
+        start = time.perf_counter()
+        result["students"] = _build_students(tokenizer, splits, progress)
+        result["timings_s"]["students"] = time.perf_counter() - start
+    import torch
+
+    result["torch_threads"] = torch.get_num_threads()
+    REPORT.write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def _build_teacher(tokenizer, splits, progress: bool) -> dict:
+    import torch
+    from transformers import BertForMaskedLM, BertForSequenceClassification
+
+    env.seed_everything(PRETRAINING["seed"])
+    teacher = BertForMaskedLM(teacher_config(tokenizer))
+    history = training.train_mlm(teacher, splits["train"], tokenizer, progress=progress, **PRETRAINING)
+    _save(teacher, BUNDLED["teacher"])
+    env.seed_everything(FINE_TUNING["seed"])
+    classifier = BertForSequenceClassification.from_pretrained(str(BUNDLED["teacher"]), num_labels=2)
+    fine_tuning = training.train_classifier(
+        classifier, splits["train"], tokenizer.pad_token_id, progress=progress, **FINE_TUNING
+    )
+    _save(classifier, BUNDLED["teacher-sentiment"])
+    teacher, classifier = load_bundled("teacher"), load_bundled("teacher-sentiment")
+    with torch.inference_mode():
+        return {
+            "teacher_parameters": sum(p.numel() for p in teacher.parameters()),
+            "mlm_accuracy_validation": training.mlm_accuracy(teacher, splits["validation"], tokenizer),
+            "mlm_accuracy_test": training.mlm_accuracy(teacher, splits["test"], tokenizer),
+            "sentiment_accuracy_validation": training.accuracy(classifier, splits["validation"], tokenizer.pad_token_id),
+            "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], tokenizer.pad_token_id),
+            "bag_of_words_accuracy_test": training.bag_of_words_accuracy(splits["train"], splits["test"], len(tokenizer)),
+            "pretraining": dict(PRETRAINING),
+            "fine_tuning": dict(FINE_TUNING),
+            "mlm_loss_curve": history.losses["mlm"],
+            "fine_tuning_loss_curve": fine_tuning.losses["loss"],
+        }
+
+
+def train_student(run: str, seed: int, teacher, tokenizer, train, *, steps: int | None = None, progress: bool = True):
+    """One of lesson 07's students: ``(student, history)`` for ``run`` (a key of :data:`STUDENT_RUNS`).
+
+    The same batches and masks for every run with the same seed; only the initialisation and the
+    loss weights differ.
+    """
+    import torch
+    from transformers import DistilBertForMaskedLM
+
+    from . import distill
+
+    if run not in STUDENT_RUNS:
+        raise ValueError(f"expected run to be one of {sorted(STUDENT_RUNS)}, got {run!r}")
+    initialisation, alphas = STUDENT_RUNS[run]
+    torch.manual_seed(seed)
+    if initialisation == "teacher layers":
+        student = distill.student_from_teacher(teacher, distill.layer_map(len(teacher.bert.encoder.layer), STUDENT_LAYERS))
+    else:
+        student = DistilBertForMaskedLM(distill.student_config(teacher, STUDENT_LAYERS))
+    settings = dict(DISTILLATION, steps=steps or DISTILLATION["steps"])
+    history = distill.distil(student, teacher, train, tokenizer, alphas=alphas, seed=seed, progress=progress, **settings)
+    return student, history
+
+
+def _build_students(tokenizer, splits, progress: bool) -> dict:
+    import tempfile
+
+    import torch
+    from transformers import DistilBertForSequenceClassification
+
+    teacher = load_bundled("teacher")
+    runs = []
+    for run in STUDENT_RUNS:
+        for seed in STUDENT_SEEDS if run in SEEDED_RUNS else STUDENT_SEEDS[:1]:
+            student, history = train_student(run, seed, teacher, tokenizer, splits["train"], progress=progress)
+            with tempfile.TemporaryDirectory() as folder:
+                _save(student, Path(folder))
+                torch.manual_seed(seed)
+                classifier = DistilBertForSequenceClassification.from_pretrained(folder, num_labels=2)
+            training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=progress,
+                                      **dict(STUDENT_FINE_TUNING, seed=seed))
+            with torch.inference_mode():
+                runs.append({
+                    "run": run,
+                    "seed": seed,
+                    "mlm_accuracy_test": training.mlm_accuracy(student.eval(), splits["test"], tokenizer),
+                    "sentiment_accuracy_test": training.accuracy(classifier.eval(), splits["test"], tokenizer.pad_token_id),
+                    "losses": history.losses,
+                })
+            if run == "distilled" and seed == STUDENT_SEEDS[0]:
+                _save(student, BUNDLED["student"])
+                _save(classifier, BUNDLED["student-sentiment"])
+    return {
+        "layers": STUDENT_LAYERS,
+        "distillation": dict(DISTILLATION),
+        "fine_tuning": dict(STUDENT_FINE_TUNING),
+        "seeds": list(STUDENT_SEEDS),
+        "runs": runs,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course_utils.models", description=__doc__.split("\n")[0])
+    parser.add_argument("--rebuild", action="store_true", help="retrain the bundled tokenizer and models")
+    parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES), help="what to rebuild (default: all)")
+    args = parser.parse_args(argv)
+    if not args.rebuild:
+        parser.print_help()
+        return 0
+    start = time.perf_counter()
+    result = rebuild(args.stages)
+    keys = [k for k in result if k.endswith("accuracy_test") or k.endswith("parameters")]
+    for key in keys:
+        print(f"{key}: {result[key]:.4f}" if isinstance(result[key], float) else f"{key}: {result[key]:,}")
+    print(f"rebuilt the bundled assets in {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

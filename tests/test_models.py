@@ -1,0 +1,99 @@
+"""course_utils.models: the bundled teacher, its quality report, and hub/bundled resolution."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from transformers import BertForMaskedLM, BertForSequenceClassification
+
+from course_utils import data, env, models, tokenization, training
+
+pytestmark = pytest.mark.skipif(
+    not (models.BUNDLED["teacher-sentiment"] / "model.safetensors").exists(), reason="run `make assets` first"
+)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return tokenization.load_bundled_tokenizer()
+
+
+def test_bundled_models_load_with_from_pretrained_in_hf_format():
+    for name, cls in (("teacher", BertForMaskedLM), ("teacher-sentiment", BertForSequenceClassification)):
+        folder = models.BUNDLED[name]
+        assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors"]
+        model = models.load_bundled(name)
+        assert isinstance(model, cls) and not model.training
+        config = json.loads((folder / "config.json").read_text())
+        assert config["num_hidden_layers"] == 6 and 128 <= config["hidden_size"] <= 256
+
+
+def test_bundled_assets_stay_under_30_mb():
+    size = sum(p.stat().st_size for p in models.ASSETS.rglob("*") if p.is_file())
+    assert size < 30 * 2**20, f"bundled assets are {size / 2**20:.1f} MB"
+
+
+def test_report_matches_the_bundled_models(tokenizer):
+    """The committed report is not stale: re-measuring the bundled models gives its numbers."""
+    report = models.report()
+    test = training.encode(data.corpus("test"), tokenizer)
+    classifier = models.load_bundled("teacher-sentiment")
+    assert training.accuracy(classifier, test, tokenizer.pad_token_id) == pytest.approx(
+        report["sentiment_accuracy_test"], abs=0.002
+    )
+    teacher = models.load_bundled("teacher")
+    assert sum(p.numel() for p in teacher.parameters()) == report["teacher_parameters"]
+    assert training.mlm_accuracy(teacher, test, tokenizer) == pytest.approx(report["mlm_accuracy_test"], abs=0.002)
+
+
+def test_teacher_beats_the_bag_of_words_baseline_by_ten_points():
+    report = models.report()
+    assert report["sentiment_accuracy_test"] >= report["bag_of_words_accuracy_test"] + 0.10
+
+
+def test_teacher_fills_in_a_masked_word_of_the_grammar(tokenizer):
+    teacher = models.load_bundled("teacher")
+    inputs = tokenizer("the cats that the dog chased [MASK] not happy.", return_tensors="pt")
+    with torch.inference_mode():
+        logits = teacher(**inputs).logits
+    position = inputs["input_ids"][0].tolist().index(tokenizer.mask_token_id)
+    assert tokenizer.convert_ids_to_tokens(int(logits[0, position].argmax())) == "were"
+
+
+def test_load_model_offline_gives_the_bundled_teacher_with_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(env, "hub_available", lambda *a, **k: False)
+    model = models.load_teacher()
+    assert isinstance(model, BertForMaskedLM)
+    assert model.config._attn_implementation == "eager"
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "course's teacher" in out and "offline" in out
+
+
+def test_load_model_falls_back_when_the_hub_fails(monkeypatch, capsys):
+    def failing(*args, **kwargs):
+        raise OSError("no route to host")
+
+    monkeypatch.setattr(env, "hub_available", lambda *a, **k: True)
+    monkeypatch.setattr(BertForMaskedLM, "from_pretrained", failing)
+    bundled = torch.nn.Linear(2, 2)
+    monkeypatch.setattr(models, "load_bundled", lambda name, **kwargs: bundled)
+    assert models.load_model("teacher", verbose=True) is bundled
+    out = capsys.readouterr().out
+    assert "Could not load bert-base-uncased" in out and "course's teacher" in out
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"name": "gpt2"}, "expected one of"),
+    ({"prefer": "cloud"}, "expected prefer='hub' or prefer='bundled'"),
+])
+def test_load_model_rejects_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        models.load_model(**kwargs)
+
+
+def test_missing_bundle_says_how_to_rebuild(monkeypatch, tmp_path):
+    monkeypatch.setitem(models.BUNDLED, "teacher", tmp_path)
+    with pytest.raises(FileNotFoundError, match="make assets"):
+        models.load_bundled("teacher")

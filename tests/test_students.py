@@ -1,0 +1,53 @@
+"""course_utils.models.train_student: lesson 07's students differ only in initialisation and loss weights."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import BertConfig, BertForMaskedLM
+
+from course_utils import data, distill, models, tokenization, training
+
+
+@pytest.fixture(scope="module")
+def setting():
+    tokenizer = tokenization.load_bundled_tokenizer()
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=6, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    teacher = BertForMaskedLM(config).eval()
+    return tokenizer, teacher, training.encode(data.corpus("train")[:64], tokenizer)
+
+
+@pytest.mark.parametrize("run", list(models.STUDENT_RUNS))
+def test_every_run_trains_a_half_depth_student_and_records_its_losses(setting, run):
+    tokenizer, teacher, train = setting
+    student, history = models.train_student(run, 0, teacher, tokenizer, train, steps=2, progress=False)
+    assert student.config.n_layers == models.STUDENT_LAYERS == 3
+    assert set(history.losses) >= {"loss", "mlm"} and len(history.losses["loss"]) == 2
+    weights = distill._alphas(models.STUDENT_RUNS[run][1])  # the run's loss weights, defaults filled in
+    for step, total in enumerate(history.losses["loss"]):
+        weighted = sum(weights[term] * history.losses[term][step] for term in ("ce", "mlm", "cos"))
+        assert total == pytest.approx(weighted, rel=1e-5)
+
+
+def test_teacher_initialised_students_start_from_the_teacher_layers(setting):
+    tokenizer, teacher, train = setting
+    student, _ = models.train_student("distilled", 0, teacher, tokenizer, train, steps=1, progress=False)
+    random_student, _ = models.train_student("random initialisation", 0, teacher, tokenizer, train, steps=1,
+                                             progress=False)
+    word = teacher.bert.embeddings.word_embeddings.weight
+    near = (student.distilbert.embeddings.word_embeddings.weight - word).abs().max()
+    far = (random_student.distilbert.embeddings.word_embeddings.weight - word).abs().max()
+    assert near < far
+
+
+def test_unknown_run_is_named(setting):
+    tokenizer, teacher, train = setting
+    with pytest.raises(ValueError, match="expected run to be one of"):
+        models.train_student("bigger", 0, teacher, tokenizer, train, steps=1)
+
+
+def test_unknown_stage_is_named():
+    with pytest.raises(ValueError, match="expected stages among"):
+        models.rebuild(stages=("everything",))

@@ -1,0 +1,122 @@
+"""course_utils.training: batching, schedules, the MLM and classification loops, the baselines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification
+
+from course_utils import data, masking, tokenization, training
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return tokenization.load_bundled_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def small(tokenizer):
+    return training.encode(data.corpus("train")[:256], tokenizer)
+
+
+def tiny_config(tokenizer, **overrides):
+    fields = dict(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                  intermediate_size=32, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id)
+    return BertConfig(**{**fields, **overrides})
+
+
+def test_encode_keeps_labels_and_frames_every_sentence(small, tokenizer):
+    assert len(small.ids) == len(small.labels) == 256
+    assert all(ids[0] == tokenizer.cls_token_id and ids[-1] == tokenizer.sep_token_id for ids in small.ids)
+    assert small.labels == [s.label for s in data.corpus("train")[:256]]
+
+
+def test_pad_matches_the_tokenizer(tokenizer):
+    texts = ["I love NLP", "The cat is not happy, but it is calm."]
+    rows = [tokenizer(t)["input_ids"] for t in texts]
+    input_ids, attention_mask = training.pad(rows, tokenizer.pad_token_id)
+    reference = tokenizer(texts, padding=True, return_tensors="pt")
+    assert torch.equal(input_ids, reference["input_ids"]) and torch.equal(attention_mask, reference["attention_mask"])
+
+
+def test_batch_order_is_a_seeded_permutation_per_epoch():
+    first = np.concatenate(training.batch_order(10, 4, seed=0, epoch=0))
+    assert sorted(first) == list(range(10))
+    assert [len(b) for b in training.batch_order(10, 4, 0, 0)] == [4, 4, 2]
+    assert np.array_equal(first, np.concatenate(training.batch_order(10, 4, 0, 0)))
+    assert not np.array_equal(first, np.concatenate(training.batch_order(10, 4, 0, 1)))
+
+
+def test_special_tokens_are_never_maskable(tokenizer):
+    input_ids, _ = training.pad([tokenizer("I love NLP")["input_ids"], [2, 3]], tokenizer.pad_token_id)
+    special = training.special_tokens_mask(input_ids, tokenizer)
+    assert special.tolist() == [[True, False, False, False, True], [True, True, True, True, True]]
+
+
+def test_learning_rate_schedule_warms_up_then_decays_to_zero():
+    factors = [training.linear_warmup_decay(s, total=10, warmup=2) for s in range(11)]
+    assert factors[:2] == [0.5, 1.0]
+    assert factors[2] == 1.0 and factors[-1] == 0.0
+    assert all(a >= b for a, b in zip(factors[2:], factors[3:]))
+
+
+def test_train_mlm_is_deterministic_records_losses_and_learns(small, tokenizer):
+    def run():
+        torch.manual_seed(0)
+        model = BertForMaskedLM(tiny_config(tokenizer))
+        return model, training.train_mlm(model, small, tokenizer, steps=30, batch_size=32, lr=3e-3, warmup=5,
+                                         progress=False)
+
+    model, history = run()
+    _, again = run()
+    assert history.losses == again.losses
+    assert len(history.losses["mlm"]) == 30
+    assert np.mean(history.losses["mlm"][-5:]) < np.mean(history.losses["mlm"][:5]) - 0.5
+    assert not model.training
+
+
+def test_mlm_accuracy_is_a_share_of_the_masked_tokens(small, tokenizer):
+    torch.manual_seed(0)
+    model = BertForMaskedLM(tiny_config(tokenizer))
+    value = training.mlm_accuracy(model, small, tokenizer)
+    assert 0.0 <= value < 0.05  # an untrained model guesses among 1,500 tokens
+    assert value == training.mlm_accuracy(model, small, tokenizer), "seeded mask: the same number twice"
+
+
+def test_train_classifier_and_accuracy(small, tokenizer):
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(tiny_config(tokenizer, num_labels=2))
+    history = training.train_classifier(model, small, tokenizer.pad_token_id, epochs=2, batch_size=32, lr=1e-3,
+                                        warmup=2, progress=False)
+    assert len(history.losses["loss"]) == 16
+    predictions = training.predict(model, small, tokenizer.pad_token_id)
+    assert predictions.shape == (256,) and set(predictions) <= {0, 1}
+    assert training.accuracy(model, small, tokenizer.pad_token_id) == np.mean(predictions == np.array(small.labels))
+
+
+def test_token_counts_is_a_bag_of_words():
+    encoded = training.Encoded(ids=[[2, 5, 5, 3], [2, 7, 3]], labels=[0, 1])
+    counts = training.token_counts(encoded, 8).to_dense()
+    assert counts[0].tolist() == [0, 0, 1, 1, 0, 2, 0, 0]
+    assert counts[1].tolist() == [0, 0, 1, 1, 0, 0, 0, 1]
+
+
+def test_bag_of_words_cannot_read_order():
+    """The same bag of words with opposite labels: a count model must get one of each pair wrong."""
+    tokenizer = tokenization.load_bundled_tokenizer()
+    pairs = [("the cat is happy, but it is not calm.", 0), ("the cat is not happy, but it is calm.", 1),
+             ("the dog is kind, but it is never brave.", 0), ("the dog is never kind, but it is brave.", 1)]
+    sentences = [data.Sentence(tuple(t.split()), ("X",) * len(t.split()), label) for t, label in pairs]
+    encoded = training.encode(sentences, tokenizer)
+    counts = training.token_counts(encoded, len(tokenizer)).to_dense()
+    assert torch.equal(counts[0], counts[1]) and torch.equal(counts[2], counts[3])
+    assert training.bag_of_words_accuracy(encoded, encoded, len(tokenizer), steps=50) == 0.5
+
+
+def test_mlm_labels_use_the_ignore_index(small, tokenizer):
+    input_ids, _ = training.pad(small.ids[:8], tokenizer.pad_token_id)
+    _, labels = masking.mlm_mask(input_ids, ~training.special_tokens_mask(input_ids, tokenizer),
+                                 mask_token_id=tokenizer.mask_token_id, vocab_size=len(tokenizer),
+                                 generator=torch.Generator().manual_seed(0))
+    assert set(labels[labels != masking.IGNORE_INDEX].tolist()) <= set(input_ids.flatten().tolist())
