@@ -24,7 +24,7 @@ export COURSE_BROWSER := $(BROWSER_BIN)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
-.PHONY: help install assets book lessons test unit notebooks site browser lab serve bench lock clean
+.PHONY: help install assets book lessons new-lesson test unit notebooks site browser lab serve bench lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -51,11 +51,15 @@ $(CACHE_STAMP): $(PACKAGE_SOURCES)
 book: $(STAMP) $(CACHE_STAMP)  ## execute the lessons (cached) and build the site into _build/html, warnings as errors
 	$(BOOK)
 
-assets: $(STAMP)  ## rebuild the bundled tokenizer (and models) in src/course_utils/assets from the course corpus
-	$(BIN)/python -m course_utils.tokenization --rebuild
+assets: $(STAMP)  ## retrain the bundled tokenizer and models in src/course_utils/assets from the course corpus
+	$(BIN)/python -m course_utils.models --rebuild
 
 lessons: $(STAMP)  ## re-execute every lesson offline and rewrite its committed .ipynb (with outputs)
 	$(BIN)/python -m course_utils.authoring.lessons execute $(LESSONS_FLAGS)
+
+new-lesson: $(STAMP)  ## NAME=my_topic: scaffold lessons/NN_my_topic.md from the template, add it to _toc.yml, execute it
+	@test -n "$(NAME)" || { echo "usage: make new-lesson NAME=my_topic [TITLE='My topic'] [SCAFFOLD_FLAGS=--dry-run]"; exit 2; }
+	$(BIN)/python -m course_utils.authoring.scaffold "$(NAME)" $(if $(TITLE),--title "$(TITLE)") $(SCAFFOLD_FLAGS)
 
 unit: $(STAMP)  ## unit, pairing, Colab and lock tests (fast)
 	$(BIN)/pytest tests --ignore=tests/site

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM
+from transformers import BertConfig, BertForMaskedLM, DistilBertForMaskedLM
 
 from course_utils import data, distill, models, tokenization, training
 
@@ -26,9 +26,26 @@ def test_every_run_trains_a_half_depth_student_and_records_its_losses(setting, r
     assert student.config.n_layers == models.STUDENT_LAYERS == 3
     assert set(history.losses) >= {"loss", "mlm"} and len(history.losses["loss"]) == 2
     weights = distill._alphas(models.STUDENT_RUNS[run][1])  # the run's loss weights, defaults filled in
+    terms = [term for term in ("ce", "mlm", "cos") if weights[term] > 0]
+    if terms == ["mlm"]:  # trained by train_mlm: the total is the MLM loss itself
+        assert history.losses["loss"] == history.losses["mlm"]
+        return
     for step, total in enumerate(history.losses["loss"]):
-        weighted = sum(weights[term] * history.losses[term][step] for term in ("ce", "mlm", "cos"))
+        weighted = sum(weights[term] * history.losses[term][step] for term in terms)
         assert total == pytest.approx(weighted, rel=1e-5)
+
+
+def test_mlm_only_student_equals_distillation_with_no_teacher_signal(setting):
+    """Skipping the teacher's forward pass changes nothing: same batches, masks and losses."""
+    tokenizer, teacher, train = setting
+    _, direct = models.train_student("no distillation (MLM only)", 0, teacher, tokenizer, train, steps=3,
+                                     progress=False)
+    torch.manual_seed(0)
+    student = DistilBertForMaskedLM(distill.student_config(teacher, models.STUDENT_LAYERS))
+    settings = dict(models.DISTILLATION, steps=3)
+    through = distill.distil(student, teacher, train, tokenizer, alphas={"ce": 0.0, "cos": 0.0}, seed=0,
+                             progress=False, **settings)
+    assert direct.losses["mlm"] == pytest.approx(through.losses["mlm"], rel=1e-6)
 
 
 def test_teacher_initialised_students_start_from_the_teacher_layers(setting):

@@ -120,8 +120,19 @@ def _copy_assets(app, exception) -> None:
     )
 
 
+# Pages computed from files Sphinx does not watch (the introduction reads the lesson files, the
+# status page the installed versions): read again at every build, and so executed again (their
+# front matter sets myst-nb's execution_mode to "force", so the execution cache is not used).
+ALWAYS_REREAD = ("book/intro", "book/status")
+
+
+def _reread_computed_pages(app, env, added, changed, removed) -> list[str]:
+    return [docname for docname in ALWAYS_REREAD if docname in env.found_docs]
+
+
 def setup(app):
     app.add_css_file("course.css")
+    app.connect("env-get-outdated", _reread_computed_pages)
     app.connect("config-inited", _configure)
     app.connect("html-page-context", _add_plotly_where_needed)
     app.connect("html-page-context", _load_each_script_once, priority=900)

@@ -76,6 +76,10 @@ __all__ = [
     "mask_of_kind",
     "masked_attention_figure",
     "masking_explorer",
+    "entropy",
+    "softened",
+    "temperature_figure",
+    "temperature_explorer",
 ]
 
 LIVE_WIDGETS_ENV = "COURSE_UTILS_LIVE_WIDGETS"  # "1": always the live app, "0": always the twin
@@ -478,7 +482,7 @@ def positional_encoding_figure(position: int, n_dims: int, *, max_position: int 
         vertical_spacing=0.16,
         subplot_titles=(
             "the table: every position's encoding (black line: the chosen position)",
-            "the encoding vector of the chosen position",
+            "the chosen position's vector: sin at even dimensions (blue), cos at odd ones (hatched)",
         ),
     )
     fig.add_trace(
@@ -516,6 +520,7 @@ def positional_encoding_figure(position: int, n_dims: int, *, max_position: int 
                 dx=2,
                 y=vector[parity::2],
                 name=name,  # dimensions parity, parity + 2, ...
+                showlegend=False,  # named in the subplot title: a legend would crowd the axis titles
                 marker=dict(color=plots.color(parity), pattern_shape=pattern, line=dict(color="black", width=0.5)),
             ),
             row=2,
@@ -535,7 +540,6 @@ def positional_encoding_figure(position: int, n_dims: int, *, max_position: int 
         height=640,
         margin=dict(l=70, r=30, t=80, b=60),
         font=dict(size=13),
-        legend=dict(orientation="h", yanchor="bottom", y=0.42, xanchor="right", x=1.0),
         bargap=0.15,
     )
     return fig
@@ -733,3 +737,122 @@ def masking_explorer(
 
     options = {f"sentence {b + 1} · {kind}": (b, kind) for b in range(batch) for kind in MASK_KINDS}
     return Explorer(draw, [Choice("view", options, default=tuple(default), label="sentence · mask")])
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 07: a distribution softened by a temperature, and the temperature explorer
+
+
+def _check_logits_row(logits, labels: Sequence[str]) -> np.ndarray:
+    row = np.asarray(logits, dtype=float)
+    if row.ndim != 1 or row.size < 2:
+        raise ValueError(f"expected the logits of one position, shape (V,) with V >= 2, got shape {row.shape}")
+    if not np.all(np.isfinite(row)):
+        raise ValueError("expected finite logits (no inf or nan)")
+    if isinstance(labels, str) or len(labels) != row.size:
+        raise ValueError(f"expected one label per logit: {row.size} logits, got {len(labels)} labels")
+    return row
+
+
+def _check_positive(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value > 0:
+        raise ValueError(f"expected {name} > 0 (a number), got {value!r}")
+    if not np.isfinite(value):
+        raise ValueError(f"expected a finite {name}, got {value!r}")
+    return float(value)
+
+
+def softened(logits, temperature: float) -> np.ndarray:
+    """``softmax(logits / T)`` of one position: ``(V,)`` logits -> ``(V,)`` probabilities (computed stably)."""
+    from .attention import softmax
+
+    row = np.asarray(logits, dtype=float)
+    return softmax(row / _check_positive("temperature", temperature), axis=-1)
+
+
+def entropy(probabilities) -> float:
+    """``-Σ p ln p`` in nats of a distribution ``(V,)`` (terms with ``p = 0`` count 0); at most ``ln V``."""
+    p = np.asarray(probabilities, dtype=float)
+    positive = p[p > 0]
+    return float(-(positive * np.log(positive)).sum())
+
+
+def temperature_figure(logits, labels: Sequence[str], temperature: float, *, top_k: int = 12) -> go.Figure:
+    """One position's predicted distribution, softened by a temperature (lesson 07's explorer).
+
+    ``logits (V,)``: a model's logits at one position; ``labels (V,)``: the token of each logit.
+    Bars: ``softmax(logits / T)`` for the ``top_k`` tokens of highest logit (the same tokens, in the
+    same order, at every ``T``: a temperature never changes the ranking), then one bar for the
+    probability of all the other ``V - top_k`` tokens together. Hollow markers: the same at
+    ``T = 1``, for reference. The title gives the top token's probability and the entropy, in nats
+    and as a share of its maximum ``ln V`` (the uniform distribution). The y axis is fixed to
+    ``[0, 1]``, so the bars move and the axes do not.
+    """
+    row = _check_logits_row(logits, labels)
+    temperature = _check_positive("temperature", temperature)
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k < row.size:
+        raise ValueError(f"expected top_k to be an integer in 1 .. V-1 = {row.size - 1}, got {top_k!r}")
+    order = np.argsort(-row, kind="stable")[:top_k]  # the top_k tokens, highest logit first
+    names = plots._unique_labels([str(labels[i]) for i in order]) + [f"the other {row.size - top_k} tokens"]
+
+    def bars(p: np.ndarray) -> np.ndarray:  # (V,) -> (top_k + 1,): the top tokens, then the rest
+        return plots.significant(np.append(p[order], max(0.0, 1.0 - p[order].sum())), digits=4)
+
+    probabilities, reference = softened(row, temperature), softened(row, 1.0)
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=names,
+                y=bars(probabilities),
+                name=f"probability at T = {temperature:g}",
+                marker=dict(color=plots.color(0), line=dict(color="black", width=0.5)),
+                hovertemplate="%{x}<br>probability %{y:.4f}<extra></extra>",
+            ),
+            go.Scatter(
+                x=names,
+                y=bars(reference),
+                name="at T = 1 (the model's own probabilities)",
+                mode="markers",
+                marker=dict(symbol="diamond-open", size=11, color=plots.color(1), line=dict(width=2)),
+                hovertemplate="%{x}<br>at T = 1: %{y:.4f}<extra></extra>",
+            ),
+        ]
+    )
+    h, h_max = entropy(probabilities), np.log(row.size)
+    title = (
+        f"T = {temperature:g}: top token {probabilities[order[0]]:.2f}, "
+        f"entropy {h:.2f} nats ({h / h_max:.0%} of the maximum ln {row.size} = {h_max:.2f})"
+    )
+    fig.update_layout(
+        title=dict(text=title, x=0.02, xanchor="left"),
+        template=plots.TEMPLATE,
+        height=460,
+        margin=dict(l=70, r=30, t=90, b=110),
+        font=dict(size=13),
+        bargap=0.2,
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+    )
+    fig.update_xaxes(title_text="token (highest logit first)", type="category", tickangle=-35)
+    fig.update_yaxes(title_text="probability", range=[0, 1.02])
+    return fig
+
+
+def temperature_explorer(
+    logits,
+    labels: Sequence[str],
+    *,
+    temperatures: Sequence[float] = (0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 10.0),
+    default: float = 1.0,
+    top_k: int = 12,
+) -> Explorer:
+    """The explorer of lesson 07: a slider for the temperature ``T`` of :func:`temperature_figure`.
+
+    ``logits (V,)`` and ``labels (V,)`` as there; ``temperatures``, increasing, the slider's values
+    (the kernel-free twin offers the same), shown first at ``default``.
+    """
+    row = _check_logits_row(logits, labels)
+    values = [_check_positive("temperature", t) for t in temperatures]
+    if any(b <= a for a, b in zip(values, values[1:])):
+        raise ValueError(f"expected increasing temperatures, got {list(temperatures)}")
+    draw = functools.partial(temperature_figure, row, list(labels), top_k=top_k)
+    return Explorer(draw, [Slider("temperature", values, default=float(default), label="temperature T")])

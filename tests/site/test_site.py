@@ -173,7 +173,9 @@ def test_sliders_work_without_a_kernel(browser, base_url, page):
         figure.scroll_into_view_if_needed()
         state = f"() => {{ const d = document.getElementById('{div_id}'); return [d._fullLayout.sliders[0].active, JSON.stringify(d.data.map(t => t.visible)), d.layout.title && d.layout.title.text]; }}"
         before = tab.evaluate(state)
-        rail = figure.locator("rect.slider-rail-touch-rect").first.bounding_box()
+        rail_element = figure.locator("rect.slider-rail-touch-rect").first
+        rail_element.scroll_into_view_if_needed()  # a tall figure's slider can sit below the viewport
+        rail = rail_element.bounding_box()
         tab.mouse.click(rail["x"] + rail["width"] * 0.99, rail["y"] + rail["height"] / 2)
         tab.wait_for_timeout(300)
         after = tab.evaluate(state)
