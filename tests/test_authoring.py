@@ -70,3 +70,19 @@ def test_bench_rows_say_whether_the_budget_holds():
     assert bench.row("lesson 01", 6.04, 30) == "| lesson 01 | 6.0 | 30 | ok |"
     assert bench.row("lesson 01", 31.0, 30) == "| lesson 01 | 31.0 | 30 | OVER BUDGET |"
     assert bench.row("book build, clean", 17.4, None) == "| book build, clean | 17.4 | - | - |"
+
+
+def test_merge_streams_joins_consecutive_chunks_of_one_stream_only():
+    import nbformat
+
+    from course_utils.authoring.lessons import merge_streams
+
+    out = nbformat.v4.new_output
+    outputs = [out("stream", name="stdout", text="a\n"), out("stream", name="stdout", text="b\n"),
+               out("stream", name="stderr", text="warning\n"), out("stream", name="stdout", text="c\n"),
+               out("execute_result", data={"text/plain": "1"}), out("stream", name="stdout", text="d\n")]
+    merged = merge_streams(outputs)
+    assert [(o.output_type, o.get("name"), o.get("text")) for o in merged] == [
+        ("stream", "stdout", "a\nb\n"), ("stream", "stderr", "warning\n"), ("stream", "stdout", "c\n"),
+        ("execute_result", None, None), ("stream", "stdout", "d\n"),
+    ]

@@ -155,7 +155,27 @@ def run_lesson(path: Path, timeout: int = CELL_TIMEOUT_S):
     )
     start = time.perf_counter()
     client.execute()
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams(cell.outputs)
     return notebook, time.perf_counter() - start
+
+
+def merge_streams(outputs: list) -> list:
+    """Outputs with each run of consecutive same-name stream outputs merged into one.
+
+    How a kernel cuts its stdout into messages depends on timing (a busy machine cuts more), so
+    without this a lesson would not give the same notebook bytes on every run.
+    """
+    merged: list = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (output.get("output_type") == "stream" and previous is not None
+                and previous.get("output_type") == "stream" and previous.get("name") == output.get("name")):
+            previous["text"] = previous["text"] + output["text"]
+        else:
+            merged.append(output)
+    return merged
 
 
 def execute(path: Path, timeout: int = CELL_TIMEOUT_S, refresh_unstable: bool = False) -> float:
