@@ -235,3 +235,46 @@ def test_the_page_shows_the_outputs_of_the_committed_notebook(site, page):
         if line.strip() and line not in source
     ]
     assert not missing, f"{page} does not show these printed lines of the committed notebook: {missing[:5]}"
+
+
+class _Figures(html.parser.HTMLParser):
+    """Collects the attributes of every plotly figure ``<div>`` of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.figures: list[dict] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "div" and "plotly-graph-div" in (attributes.get("class") or "").split():
+            self.figures.append(attributes)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_figure_says_what_it_shows(site, page):
+    """Screen readers get each figure's title: role=img and a non-empty aria-label."""
+    parser = _Figures()
+    parser.feed((SITE / page).read_text(encoding="utf-8"))
+    unlabelled = [f.get("id") for f in parser.figures if f.get("role") != "img" or not (f.get("aria-label") or "").strip()]
+    assert not unlabelled, f"{page}: figures without alt text: {unlabelled}"
+
+
+PAGE_WEIGHT_LIMIT = 1.5 * 2**20  # bytes of a page's own HTML, figures' data included; plotly.js is shared
+
+
+def test_pages_stay_light(site):
+    weights = {page: (SITE / page).stat().st_size for page in PAGES}
+    heaviest = max(weights, key=weights.get)
+    print(f"heaviest page: {heaviest}, {weights[heaviest] / 2**10:.0f} KiB")
+    too_heavy = {p: w for p, w in weights.items() if w > PAGE_WEIGHT_LIMIT}
+    assert not too_heavy, f"pages over 1.5 MiB: {too_heavy}"
+
+
+@pytest.mark.parametrize("term, lesson", [("WordPiece", "02_tokens_embeddings"), ("LayerNorm", "06_encoder")])
+def test_site_search_finds_a_lesson_by_a_glossary_term(browser, base_url, term, lesson):
+    tab = browser.new_page()
+    tab.goto(f"{base_url}/search.html?q={term}", wait_until="networkidle")
+    tab.wait_for_selector("#search-results ul.search li", timeout=15_000)
+    found = tab.evaluate("() => [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.href)")
+    tab.close()
+    assert any(f"lessons/{lesson}.html" in href for href in found), f"searching {term!r} found {found[:8]}"
