@@ -478,7 +478,7 @@ def test_distil_refuses_a_student_of_another_vocabulary(tokenizer, sentences):
 
 def test_the_mlm_batches_mask_only_ordinary_tokens(tokenizer, sentences):
     special = set(tokenizer.all_special_ids)
-    for input_ids, attention_mask, masked, labels in distill._mlm_batches(sentences, tokenizer, steps=4,
+    for input_ids, attention_mask, masked, labels in training.mlm_batches(sentences, tokenizer, steps=4,
                                                                           batch_size=16, seed=0):  # fmt: skip
         chosen = labels != masking.IGNORE_INDEX
         assert chosen.any() and not set(input_ids[chosen].tolist()) & special

@@ -120,3 +120,48 @@ def test_mlm_labels_use_the_ignore_index(small, tokenizer):
                                  mask_token_id=tokenizer.mask_token_id, vocab_size=len(tokenizer),
                                  generator=torch.Generator().manual_seed(0))
     assert set(labels[labels != masking.IGNORE_INDEX].tolist()) <= set(input_ids.flatten().tolist())
+
+
+def test_step_batches_run_on_across_epochs_and_stop_at_steps():
+    batches = list(training.step_batches(10, 4, seed=0, steps=5))  # 3 batches per epoch
+    assert [len(b) for b in batches] == [4, 4, 2, 4, 4]
+    assert sorted(np.concatenate(batches[:3])) == list(range(10))
+    assert np.array_equal(batches[3], training.batch_order(10, 4, 0, 1)[0])
+    assert list(training.step_batches(10, 4, seed=0, steps=0)) == []
+
+
+def test_refactored_train_mlm_gives_the_losses_of_the_loop_that_trained_the_bundled_teacher(small, tokenizer):
+    """The loop the teacher was trained with (before step_batches/mlm_batches/update), written out."""
+    def old_loop(model, steps=6, batch_size=32, seed=0):
+        torch.manual_seed(seed)
+        generator = torch.Generator().manual_seed(seed)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: training.linear_warmup_decay(s, steps, 2))
+        losses, step, epoch = [], 0, 0
+        model.train()
+        while step < steps:
+            for indices in training.batch_order(len(small.ids), batch_size, seed, epoch):
+                if step == steps:
+                    break
+                input_ids, attention_mask = training.pad([small.ids[i] for i in indices], tokenizer.pad_token_id)
+                maskable = ~training.special_tokens_mask(input_ids, tokenizer)
+                masked, labels = masking.mlm_mask(input_ids, maskable, mask_token_id=tokenizer.mask_token_id,
+                                                  vocab_size=len(tokenizer), generator=generator)
+                loss = model(input_ids=masked, attention_mask=attention_mask, labels=labels).loss
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                schedule.step()
+                losses.append(loss.item())
+                step += 1
+            epoch += 1
+        return losses
+
+    torch.manual_seed(0)
+    model = BertForMaskedLM(tiny_config(tokenizer))
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    expected = old_loop(model)
+    model.load_state_dict(start)
+    history = training.train_mlm(model, small, tokenizer, steps=6, batch_size=32, lr=3e-3, warmup=2, progress=False)
+    assert history.losses["mlm"] == expected

@@ -355,30 +355,6 @@ def student_from_teacher(
 # Training
 
 
-def _mlm_batches(encoded: training.Encoded, tokenizer, *, steps: int, batch_size: int, seed: int):
-    """``steps`` batches ``(input_ids, attention_mask, masked_ids, labels)``, each ``(B, T)``.
-
-    The same batches and masks as :func:`course_utils.training.train_mlm` with the same seed,
-    batch size and data: seeded epoch shuffles, dynamic padding, a fresh 15% / 80-10-10 mask per
-    batch from a ``torch.Generator`` seeded with ``seed``.
-    """
-    generator = torch.Generator().manual_seed(seed)
-    step, epoch = 0, 0
-    while step < steps:
-        for indices in training.batch_order(len(encoded.ids), batch_size, seed, epoch):
-            if step == steps:
-                return
-            input_ids, attention_mask = training.pad([encoded.ids[i] for i in indices], tokenizer.pad_token_id)
-            maskable = ~training.special_tokens_mask(input_ids, tokenizer)
-            masked, labels = masking.mlm_mask(
-                input_ids, maskable, mask_token_id=tokenizer.mask_token_id,
-                vocab_size=len(tokenizer), generator=generator,
-            )  # fmt: skip
-            yield input_ids, attention_mask, masked, labels
-            step += 1
-        epoch += 1
-
-
 def distil(
     student,
     teacher,
@@ -421,12 +397,11 @@ def distil(
             f"and {teacher.config.vocab_size}"
         )
     torch.manual_seed(seed)
-    optimizer = torch.optim.AdamW(student.parameters(), lr=lr, weight_decay=weight_decay)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: training.linear_warmup_decay(s, steps, warmup))
+    optimizer, schedule = training.optimiser(student, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
     history = History()
     student.train()
     teacher.eval()
-    batches = _mlm_batches(encoded, tokenizer, steps=steps, batch_size=batch_size, seed=seed)
+    batches = training.mlm_batches(encoded, tokenizer, steps=steps, batch_size=batch_size, seed=seed)
     with training._progress(steps, "distillation", progress) as bar:
         for _, attention_mask, masked, labels in batches:
             with torch.no_grad():
@@ -436,11 +411,7 @@ def distil(
                 out.logits, taught.logits, out.hidden_states[-1], taught.hidden_states[-1], labels, attention_mask,
                 alphas=alphas, temperature=temperature, restrict_ce_to_mask=restrict_ce_to_mask,
             )  # fmt: skip
-            optimizer.zero_grad(set_to_none=True)
-            loss.total.backward()
-            torch.nn.utils.clip_grad_norm_(student.parameters(), 1.0)
-            optimizer.step()
-            schedule.step()
+            training.update(student, loss.total, optimizer, schedule)
             history.record(loss=loss.total.item(), ce=loss.ce.item(), mlm=loss.mlm.item(), cos=loss.cos.item())
             bar.update(1)
             bar.set_postfix(loss=f"{loss.total.item():.3f}", refresh=False)

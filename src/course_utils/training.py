@@ -81,6 +81,51 @@ def _progress(total: int, description: str, show: bool):
     return tqdm(total=total, desc=description, disable=not show, leave=False, mininterval=1.0)
 
 
+def step_batches(n: int, batch_size: int, seed: int, steps: int):
+    """Indices of each of ``steps`` batches of ``n`` examples: epoch after epoch of :func:`batch_order`."""
+    step, epoch = 0, 0
+    while step < steps:
+        for indices in batch_order(n, batch_size, seed, epoch):
+            if step == steps:
+                return
+            yield indices
+            step += 1
+        epoch += 1
+
+
+def mlm_batches(encoded: Encoded, tokenizer, *, steps: int, batch_size: int, seed: int):
+    """``steps`` masked-LM batches ``(input_ids, attention_mask, masked_ids, labels)``, each ``(B, T)``.
+
+    Seeded epoch shuffles, dynamic padding, and a fresh 15% / 80-10-10 mask per batch
+    (:func:`course_utils.masking.mlm_mask`, from a ``torch.Generator`` seeded with ``seed``):
+    dynamic masking, as RoBERTa and DistilBERT do. Same arguments, same batches and masks.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    for indices in step_batches(len(encoded.ids), batch_size, seed, steps):
+        input_ids, attention_mask = pad([encoded.ids[i] for i in indices], tokenizer.pad_token_id)
+        maskable = ~special_tokens_mask(input_ids, tokenizer)
+        masked, labels = masking.mlm_mask(
+            input_ids, maskable, mask_token_id=tokenizer.mask_token_id, vocab_size=len(tokenizer), generator=generator
+        )
+        yield input_ids, attention_mask, masked, labels
+
+
+def optimiser(model, *, steps: int, lr: float, warmup: int, weight_decay: float):
+    """The course's optimiser: AdamW with :func:`linear_warmup_decay` over ``steps``; ``(optimizer, schedule)``."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_warmup_decay(s, steps, warmup))
+    return optimizer, schedule
+
+
+def update(model, loss: torch.Tensor, optimizer, schedule, *, max_norm: float = 1.0) -> None:
+    """One training step from ``loss``: gradients, clipped to norm ``max_norm``, then the optimiser and schedule."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    schedule.step()
+
+
 def train_mlm(
     model,
     encoded: Encoded,
@@ -96,38 +141,20 @@ def train_mlm(
 ) -> History:
     """Pre-train ``model`` (a ``*ForMaskedLM``) by masked-language modelling for ``steps`` steps.
 
-    Each batch gets a fresh 15% / 80-10-10 mask (:func:`course_utils.masking.mlm_mask`): dynamic
-    masking, as RoBERTa and DistilBERT do. AdamW, linear warm-up then linear decay.
+    Batches and masks from :func:`mlm_batches`; AdamW, linear warm-up then linear decay (:func:`optimiser`).
     """
     torch.manual_seed(seed)
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_warmup_decay(s, steps, warmup))
+    optimizer, schedule = optimiser(model, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
     history = History()
     model.train()
-    step, epoch = 0, 0
     with _progress(steps, "masked-LM pre-training", progress) as bar:
-        while step < steps:
-            for indices in batch_order(len(encoded.ids), batch_size, seed, epoch):
-                if step == steps:
-                    break
-                input_ids, attention_mask = pad([encoded.ids[i] for i in indices], tokenizer.pad_token_id)
-                maskable = ~special_tokens_mask(input_ids, tokenizer)
-                masked, labels = masking.mlm_mask(
-                    input_ids, maskable, mask_token_id=tokenizer.mask_token_id,
-                    vocab_size=len(tokenizer), generator=generator,
-                )
-                loss = model(input_ids=masked, attention_mask=attention_mask, labels=labels).loss
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                schedule.step()
-                history.record(mlm=loss.item())
-                step += 1
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
-            epoch += 1
+        batches = mlm_batches(encoded, tokenizer, steps=steps, batch_size=batch_size, seed=seed)
+        for _, attention_mask, masked, labels in batches:
+            loss = model(input_ids=masked, attention_mask=attention_mask, labels=labels).loss
+            update(model, loss, optimizer, schedule)
+            history.record(mlm=loss.item())
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
     model.eval()
     return history
 
@@ -148,28 +175,17 @@ def train_classifier(
     """Fine-tune ``model`` (a ``*ForSequenceClassification``) on ``encoded`` sentences and labels."""
     torch.manual_seed(seed)
     steps = math.ceil(epochs * math.ceil(len(encoded.ids) / batch_size))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_warmup_decay(s, steps, warmup))
+    optimizer, schedule = optimiser(model, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
     history = History()
     model.train()
-    step, epoch = 0, 0
     with _progress(steps, "fine-tuning", progress) as bar:
-        while step < steps:
-            for indices in batch_order(len(encoded.ids), batch_size, seed, epoch):
-                if step == steps:
-                    break
-                input_ids, attention_mask = pad([encoded.ids[i] for i in indices], pad_id)
-                labels = torch.tensor([encoded.labels[i] for i in indices])
-                loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimizer.step()
-                schedule.step()
-                history.record(loss=loss.item())
-                step += 1
-                bar.update(1)
-            epoch += 1
+        for indices in step_batches(len(encoded.ids), batch_size, seed, steps):
+            input_ids, attention_mask = pad([encoded.ids[i] for i in indices], pad_id)
+            labels = torch.tensor([encoded.labels[i] for i in indices])
+            loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+            update(model, loss, optimizer, schedule)
+            history.record(loss=loss.item())
+            bar.update(1)
     model.eval()
     return history
 
