@@ -131,3 +131,34 @@ def test_bad_inputs_are_refused_with_a_message():
         sizes.sizes_of("x", SimpleNamespace(model_type="gpt2"))
     with pytest.raises(ValueError, match="expected at least one model"):
         sizes.html_table([])
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 08's ladder of DistilBERT sizes
+
+
+def test_distilbert_ladder_base_is_distilbert_base_and_the_counts_match_the_models_built():
+    ladder = sizes.distilbert_ladder()
+    assert list(ladder) == list(sizes.DISTILBERT_LADDER) == ["tiny", "small", "base"]
+    base, reference = ladder["base"], DistilBertConfig()
+    for field in ("dim", "n_layers", "n_heads", "hidden_dim", "vocab_size", "max_position_embeddings", "activation"):
+        assert getattr(base, field) == getattr(reference, field), field
+    for name, config in ladder.items():
+        d, layers, heads = sizes.DISTILBERT_LADDER[name]
+        assert (config.dim, config.n_layers, config.n_heads, config.hidden_dim) == (d, layers, heads, 4 * d)
+        assert sizes.encoder_parameter_count(config) == sizes.instantiated_parameter_count(config), name
+    counts = [sizes.encoder_parameter_count(c) for c in ladder.values()]
+    assert counts == sorted(counts) and counts[-1] == 66_362_880
+
+
+def test_distilbert_ladder_with_the_course_vocabulary():
+    ladder = sizes.distilbert_ladder(vocab_size=1500)
+    assert {config.vocab_size for config in ladder.values()} == {1500}
+    config = ladder["tiny"]
+    assert sizes.encoder_parameter_count(config) == sizes.instantiated_parameter_count(config)
+
+
+@pytest.mark.parametrize("bad", [0, -5, 1.5, "1500", True])
+def test_distilbert_ladder_refuses_a_bad_vocabulary_size(bad):
+    with pytest.raises(ValueError, match="expected vocab_size to be a positive integer or None, got"):
+        sizes.distilbert_ladder(vocab_size=bad)

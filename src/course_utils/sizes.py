@@ -185,6 +185,26 @@ def course_configs(tokenizer=None) -> dict[str, Any]:
     }
 
 
+# Lesson 08's ladder of DistilBERT sizes: (d_model, layers, heads); the feed-forward width is 4 D.
+DISTILBERT_LADDER = {"tiny": (256, 2, 4), "small": (512, 4, 8), "base": (768, 6, 12)}
+
+
+def distilbert_ladder(vocab_size: int | None = None) -> dict[str, Any]:
+    """``DistilBertConfig``s of :data:`DISTILBERT_LADDER`, by name; ``base`` is DistilBERT-base itself.
+
+    ``vocab_size`` defaults to DistilBERT's own (30,522); the course's tokenizer has 1,500.
+    """
+    from transformers import DistilBertConfig
+
+    if vocab_size is not None and (isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1):
+        raise ValueError(f"expected vocab_size to be a positive integer or None, got {vocab_size!r}")
+    extra = {} if vocab_size is None else {"vocab_size": vocab_size}
+    return {
+        name: DistilBertConfig(dim=d, n_layers=layers, n_heads=heads, hidden_dim=4 * d, **extra)
+        for name, (d, layers, heads) in DISTILBERT_LADDER.items()
+    }
+
+
 def hyperparameter_table(tokenizer=None) -> list[ModelSizes]:
     """The five models of the cheat sheet, smallest first."""
     return [running_example_sizes()] + [sizes_of(name, config) for name, config in course_configs(tokenizer).items()]

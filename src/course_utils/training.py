@@ -21,10 +21,14 @@ from . import masking
 
 @dataclass
 class Encoded:
-    """Sentences as token ids: ``ids[i]`` the ids of sentence ``i`` (with [CLS] and [SEP]), ``labels[i]`` its label."""
+    """Sentences as token ids: ``ids[i]`` the ids of sentence ``i`` (with [CLS] and [SEP]), ``labels[i]`` its label.
+
+    A label per sentence (an int, for sentence classification), or a label per token (a list as
+    long as ``ids[i]``, with ``-100`` where a token has none, for token classification, lesson 08).
+    """
 
     ids: list[list[int]]
-    labels: list[int]
+    labels: list
 
 
 def encode(sentences, tokenizer, max_length: int | None = None) -> Encoded:
@@ -43,6 +47,14 @@ def pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch
         input_ids[b, : len(row)] = torch.as_tensor(row)
         attention_mask[b, : len(row)] = 1
     return input_ids, attention_mask
+
+
+def label_tensor(labels: Sequence) -> torch.Tensor:
+    """A batch's labels: ``(B,)`` for a label per sentence, ``(B, T)`` padded with -100 for a label per token."""
+    if len(labels) and isinstance(labels[0], (Sequence, np.ndarray)):
+        padded, _ = pad(labels, masking.IGNORE_INDEX)
+        return padded
+    return torch.as_tensor(np.asarray(labels, dtype=np.int64))
 
 
 def batch_order(n: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
@@ -172,7 +184,8 @@ def train_classifier(
     seed: int = 0,
     progress: bool = True,
 ) -> History:
-    """Fine-tune ``model`` (a ``*ForSequenceClassification``) on ``encoded`` sentences and labels."""
+    """Fine-tune ``model`` on ``encoded`` sentences and labels: a ``*ForSequenceClassification`` with a
+    label per sentence, or a ``*ForTokenClassification`` with a label per token (see :class:`Encoded`)."""
     torch.manual_seed(seed)
     steps = math.ceil(epochs * math.ceil(len(encoded.ids) / batch_size))
     optimizer, schedule = optimiser(model, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
@@ -181,7 +194,7 @@ def train_classifier(
     with _progress(steps, "fine-tuning", progress) as bar:
         for indices in step_batches(len(encoded.ids), batch_size, seed, steps):
             input_ids, attention_mask = pad([encoded.ids[i] for i in indices], pad_id)
-            labels = torch.tensor([encoded.labels[i] for i in indices])
+            labels = label_tensor([encoded.labels[i] for i in indices])
             loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
             update(model, loss, optimizer, schedule)
             history.record(loss=loss.item())

@@ -44,6 +44,7 @@ from .attention import (
 )
 from .distill import check_distillation_loss, check_layer_map
 from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
+from .heads import check_align_labels, check_classification_head
 from .masking import check_causal_mask, check_padding_mask
 from .positional import check_add_positions, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
@@ -56,7 +57,9 @@ __all__ = [
     "Mistake",
     "Symptom",
     "check_add_positions",
+    "check_align_labels",
     "check_causal_mask",
+    "check_classification_head",
     "check_distillation_loss",
     "check_embedding_lookup",
     "check_encoder_block",
