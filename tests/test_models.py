@@ -97,3 +97,35 @@ def test_missing_bundle_says_how_to_rebuild(monkeypatch, tmp_path):
     monkeypatch.setitem(models.BUNDLED, "teacher", tmp_path)
     with pytest.raises(FileNotFoundError, match="make assets"):
         models.load_bundled("teacher")
+
+
+def test_a_task_head_on_the_bundled_student_reports_its_new_weights_without_logging(capfd):
+    """``model_class`` puts a new head on a bundled encoder; the head is listed, not logged on stderr."""
+    from transformers import DistilBertForTokenClassification
+
+    tagger, info = models.load_bundled(
+        "student", model_class=DistilBertForTokenClassification, num_labels=len(data.TAGS), output_loading_info=True
+    )
+    assert isinstance(tagger, DistilBertForTokenClassification) and not tagger.training
+    assert set(info["missing_keys"]) == {"classifier.weight", "classifier.bias"}
+    assert {"vocab_projector.bias", "vocab_transform.weight"} <= set(info["unexpected_keys"])
+    captured = capfd.readouterr()
+    assert "LOAD REPORT" not in captured.err + captured.out
+    student = models.load_bundled("student")
+    assert torch.equal(tagger.distilbert.embeddings.word_embeddings.weight,
+                       student.distilbert.embeddings.word_embeddings.weight)
+
+
+def test_load_bundled_refuses_a_model_class_that_is_not_one():
+    with pytest.raises(TypeError, match="expected model_class to be a transformers model class"):
+        models.load_bundled("student", model_class=dict)
+
+
+def test_the_report_holds_every_stage_and_the_learning_rate_sweep():
+    report = models.report()
+    assert set(models.STAGES) == {"tokenizer", "teacher", "teacher-sentiment", "students", "sweep"}
+    assert [r["lr"] for r in report["lr_sweep"]["runs"]] == list(models.LR_SWEEP)
+    assert models.STUDENT_FINE_TUNING["lr"] not in models.LR_SWEEP  # its run is the students stage's
+    for run in report["students"]["runs"]:
+        batches_per_epoch = -(-len(data.corpus("train")) // models.STUDENT_FINE_TUNING["batch_size"])
+        assert len(run["fine_tuning_loss_curve"]) == models.STUDENT_FINE_TUNING["epochs"] * batches_per_epoch

@@ -8,8 +8,10 @@ A copy fine-tuned on the corpus's sentiment task is bundled too. Both live in Hu
 ``from_pretrained`` on those folders.
 
 Rebuild everything with ``make assets`` (``python -m course_utils.models --rebuild``): the
-tokenizer, then the teacher, then its sentiment copy, with progress bars, and a report of their
-quality written next to them (``assets/report.json``), which lessons read.
+tokenizer, the teacher, its sentiment copy, then lesson 07's students, with progress bars, and a
+report of their quality written next to them (``assets/report.json``), which lessons read. Each
+stage can be rebuilt alone (``--stages teacher-sentiment students``): later stages load the bundled
+output of earlier ones, and training is deterministic, so the result is the same.
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ REPORT = ASSETS / "report.json"
 
 TEACHER_SIZE = dict(hidden_size=128, num_hidden_layers=6, num_attention_heads=4, intermediate_size=512)
 PRETRAINING = dict(steps=2000, batch_size=128, lr=1e-3, warmup=100, seed=0)
-FINE_TUNING = dict(epochs=1.0, batch_size=64, lr=2e-4, warmup=50, seed=0)
+# Two epochs: the classifier sits on the 0.693 (chance) plateau for ~350 steps before it finds the
+# rule; one epoch (625 steps) leaves a student at 83% and half an epoch at chance.
+FINE_TUNING = dict(epochs=2.0, batch_size=64, lr=2e-4, warmup=50, seed=0)
 # Lesson 07's experiments: the student keeps one teacher layer out of two (as DistilBERT did).
 STUDENT_LAYERS = 3
 DISTILLATION = dict(steps=250, batch_size=128, lr=5e-4, warmup=25)
 STUDENT_SEEDS = (0, 1, 2)
-STUDENT_FINE_TUNING = dict(FINE_TUNING, epochs=0.5)
+STUDENT_FINE_TUNING = dict(FINE_TUNING)  # the same recipe as the teacher's, so retention compares like with like
 # name -> (initialisation, loss weights); the paper's Table 4 ablates the same three things.
 STUDENT_RUNS = {
     "distilled": ("teacher layers", {}),
@@ -48,6 +52,9 @@ STUDENT_RUNS = {
     "random initialisation": ("random", {}),
 }
 SEEDED_RUNS = ("distilled", "no distillation (MLM only)")  # run with every seed, to show the spread
+# Lesson 08's learning-rate sweep: the bundled student fine-tuned on sentiment with the recipe of
+# STUDENT_FINE_TUNING but these peak learning rates (its own, 2e-4, is the students stage's seed-0 run).
+LR_SWEEP = (1e-5, 3e-5, 1e-4, 5e-4, 1e-3)
 
 
 def teacher_config(tokenizer):
@@ -80,23 +87,37 @@ def _model_class(name: str):
     }[name]
 
 
-def load_bundled(name: str = "teacher", **kwargs):
-    """A bundled model by name, with ``from_pretrained`` on its folder (extra ``kwargs`` passed on)."""
+def load_bundled(name: str = "teacher", *, model_class=None, **kwargs):
+    """A bundled model by name, with ``from_pretrained`` on its folder (extra ``kwargs`` passed on).
+
+    ``model_class`` loads the folder into another class than its own, as practitioners put a task
+    head on a pre-trained encoder: ``load_bundled("student", model_class=DistilBertForTokenClassification,
+    num_labels=12)``. The head's weights are then new (random); ``transformers`` would log a load
+    report about them, which is silenced here: pass ``output_loading_info=True`` to get
+    ``(model, info)`` and read ``info["missing_keys"]`` and ``info["unexpected_keys"]`` instead.
+    """
     if name not in BUNDLED:
         raise ValueError(f"expected one of the bundled models {sorted(BUNDLED)}, got {name!r}")
     folder = BUNDLED[name]
     if not (folder / "model.safetensors").exists():
         raise FileNotFoundError(f"the bundled model {name!r} is missing from {folder}: rebuild it with `make assets`")
+    if model_class is not None and not hasattr(model_class, "from_pretrained"):
+        raise TypeError(f"expected model_class to be a transformers model class, got {model_class!r}")
     from transformers.utils import logging as hf_logging
 
-    shown = hf_logging.is_progress_bar_enabled()
+    shown, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
     hf_logging.disable_progress_bar()  # loading a few MB from disk is instant: no "Loading weights" bar
+    if model_class is not None:
+        hf_logging.set_verbosity_error()  # no load report on stderr: output_loading_info=True returns it
     try:
-        model = _model_class(name).from_pretrained(str(folder), **kwargs)
+        loaded = (model_class or _model_class(name)).from_pretrained(str(folder), **kwargs)
     finally:
+        hf_logging.set_verbosity(verbosity)
         if shown:
             hf_logging.enable_progress_bar()
-    return model.eval()
+    if isinstance(loaded, tuple):  # output_loading_info=True
+        return loaded[0].eval(), loaded[1]
+    return loaded.eval()
 
 
 def load_model(name: str = "teacher", *, prefer: str = "hub", attn_implementation: str = "eager", verbose: bool = True):
@@ -148,15 +169,16 @@ def _save(model, folder: Path) -> None:
         (folder / extra).unlink()
 
 
-STAGES = ("tokenizer", "teacher", "students")
+STAGES = ("tokenizer", "teacher", "teacher-sentiment", "students", "sweep")
 
 
 def rebuild(stages=STAGES, progress: bool = True) -> dict:
     """Rebuild the bundled assets, stage by stage; write and return their report (``assets/report.json``).
 
-    ``"tokenizer"``: the WordPiece tokenizer. ``"teacher"``: MLM pre-training, then the sentiment
-    copy. ``"students"``: lesson 07's students (distilled, trained without distillation, ablations),
+    ``"tokenizer"``: the WordPiece tokenizer. ``"teacher"``: MLM pre-training. ``"teacher-sentiment"``:
+    the teacher fine-tuned on sentiment. ``"students"``: lesson 07's students (distilled, trained without distillation, ablations),
     each fine-tuned on sentiment; the distilled student of seed 0 and its sentiment copy are bundled.
+    ``"sweep"``: lesson 08's learning-rate sweep, the bundled student fine-tuned at :data:`LR_SWEEP`.
     """
     unknown = set(stages) - set(STAGES)
     if unknown:
@@ -173,10 +195,18 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
         start = time.perf_counter()
         result.update(_build_teacher(tokenizer, splits, progress))
         result["timings_s"]["teacher"] = time.perf_counter() - start
+    if "teacher-sentiment" in stages:
+        start = time.perf_counter()
+        result.update(_build_teacher_sentiment(tokenizer, splits, progress))
+        result["timings_s"]["teacher-sentiment"] = time.perf_counter() - start
     if "students" in stages:
         start = time.perf_counter()
         result["students"] = _build_students(tokenizer, splits, progress)
         result["timings_s"]["students"] = time.perf_counter() - start
+    if "sweep" in stages:
+        start = time.perf_counter()
+        result["lr_sweep"] = _build_sweep(tokenizer, splits, progress)
+        result["timings_s"]["sweep"] = time.perf_counter() - start
     import torch
 
     result["torch_threads"] = torch.get_num_threads()
@@ -186,32 +216,45 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
 
 def _build_teacher(tokenizer, splits, progress: bool) -> dict:
     import torch
-    from transformers import BertForMaskedLM, BertForSequenceClassification
+    from transformers import BertForMaskedLM
 
     env.seed_everything(PRETRAINING["seed"])
     teacher = BertForMaskedLM(teacher_config(tokenizer))
     history = training.train_mlm(teacher, splits["train"], tokenizer, progress=progress, **PRETRAINING)
     _save(teacher, BUNDLED["teacher"])
+    teacher = load_bundled("teacher")
+    with torch.inference_mode():
+        return {
+            "teacher_parameters": sum(p.numel() for p in teacher.parameters()),
+            "mlm_accuracy_validation": training.mlm_accuracy(teacher, splits["validation"], tokenizer),
+            "mlm_accuracy_test": training.mlm_accuracy(teacher, splits["test"], tokenizer),
+            "pretraining": dict(PRETRAINING),
+            "mlm_loss_curve": history.losses["mlm"],
+        }
+
+
+def _build_teacher_sentiment(tokenizer, splits, progress: bool) -> dict:
+    import torch
+    from transformers import BertForSequenceClassification
+
     env.seed_everything(FINE_TUNING["seed"])
     classifier = BertForSequenceClassification.from_pretrained(str(BUNDLED["teacher"]), num_labels=2)
     fine_tuning = training.train_classifier(
         classifier, splits["train"], tokenizer.pad_token_id, progress=progress, **FINE_TUNING
     )
     _save(classifier, BUNDLED["teacher-sentiment"])
-    teacher, classifier = load_bundled("teacher"), load_bundled("teacher-sentiment")
+    classifier = load_bundled("teacher-sentiment")
     with torch.inference_mode():
-        return {
-            "teacher_parameters": sum(p.numel() for p in teacher.parameters()),
-            "mlm_accuracy_validation": training.mlm_accuracy(teacher, splits["validation"], tokenizer),
-            "mlm_accuracy_test": training.mlm_accuracy(teacher, splits["test"], tokenizer),
-            "sentiment_accuracy_validation": training.accuracy(classifier, splits["validation"], tokenizer.pad_token_id),
-            "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], tokenizer.pad_token_id),
-            "bag_of_words_accuracy_test": training.bag_of_words_accuracy(splits["train"], splits["test"], len(tokenizer)),
-            "pretraining": dict(PRETRAINING),
-            "fine_tuning": dict(FINE_TUNING),
-            "mlm_loss_curve": history.losses["mlm"],
-            "fine_tuning_loss_curve": fine_tuning.losses["loss"],
+        accuracies = {
+            f"sentiment_accuracy_{split}": training.accuracy(classifier, splits[split], tokenizer.pad_token_id)
+            for split in ("validation", "test")
         }
+    return {  # the bag of words trains a logistic regression: outside inference mode
+        **accuracies,
+        "bag_of_words_accuracy_test": training.bag_of_words_accuracy(splits["train"], splits["test"], len(tokenizer)),
+        "fine_tuning": dict(FINE_TUNING),
+        "fine_tuning_loss_curve": fine_tuning.losses["loss"],
+    }
 
 
 def train_student(run: str, seed: int, teacher, tokenizer, train, *, steps: int | None = None, progress: bool = True):
@@ -258,8 +301,8 @@ def _build_students(tokenizer, splits, progress: bool) -> dict:
                 _save(student, Path(folder))
                 torch.manual_seed(seed)
                 classifier = DistilBertForSequenceClassification.from_pretrained(folder, num_labels=2)
-            training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=progress,
-                                      **dict(STUDENT_FINE_TUNING, seed=seed))
+            fine_tuning = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id,
+                                                    progress=progress, **dict(STUDENT_FINE_TUNING, seed=seed))
             with torch.inference_mode():
                 runs.append({
                     "run": run,
@@ -267,6 +310,7 @@ def _build_students(tokenizer, splits, progress: bool) -> dict:
                     "mlm_accuracy_test": training.mlm_accuracy(student.eval(), splits["test"], tokenizer),
                     "sentiment_accuracy_test": training.accuracy(classifier.eval(), splits["test"], tokenizer.pad_token_id),
                     "losses": history.losses,
+                    "fine_tuning_loss_curve": fine_tuning.losses["loss"],
                 })
             if run == "distilled" and seed == STUDENT_SEEDS[0]:
                 _save(student, BUNDLED["student"])
@@ -278,6 +322,25 @@ def _build_students(tokenizer, splits, progress: bool) -> dict:
         "seeds": list(STUDENT_SEEDS),
         "runs": runs,
     }
+
+
+def _build_sweep(tokenizer, splits, progress: bool) -> dict:
+    import torch
+    from transformers import DistilBertForSequenceClassification
+
+    runs = []
+    for lr in LR_SWEEP:
+        torch.manual_seed(STUDENT_FINE_TUNING["seed"])
+        classifier = DistilBertForSequenceClassification.from_pretrained(str(BUNDLED["student"]), num_labels=2)
+        history = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=progress,
+                                            **dict(STUDENT_FINE_TUNING, lr=lr))
+        runs.append({
+            "lr": lr,
+            "sentiment_accuracy_validation": training.accuracy(classifier, splits["validation"], tokenizer.pad_token_id),
+            "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], tokenizer.pad_token_id),
+            "fine_tuning_loss_curve": history.losses["loss"],
+        })
+    return {"fine_tuning": dict(STUDENT_FINE_TUNING), "runs": runs}
 
 
 def main(argv: list[str] | None = None) -> int:
