@@ -426,7 +426,7 @@ def attention_flow(
                     x=[0.0, 0.5, 1.0],
                     y=[float(i), (i + j) / 2, float(j)],
                     mode="lines",
-                    line=dict(color=color(i), width=max(0.5, float(max_width * w[i, j]))),
+                    line=dict(color=color(i), dash=DASHES[i % len(DASHES)], width=max(0.5, float(max_width * w[i, j]))),
                     opacity=0.75,
                     name=str(query),
                     legendgroup=f"query {i}",

@@ -270,7 +270,10 @@ def test_pages_stay_light(site):
     assert not too_heavy, f"pages over 1.5 MiB: {too_heavy}"
 
 
-@pytest.mark.parametrize("term, lesson", [("WordPiece", "02_tokens_embeddings"), ("LayerNorm", "06_encoder")])
+@pytest.mark.parametrize(
+    "term, lesson",
+    [("WordPiece", "02_tokens_embeddings"), ("LayerNorm", "06_encoder"), ("quantisation", "08_using_distilbert")],
+)
 def test_site_search_finds_a_lesson_by_a_glossary_term(browser, base_url, term, lesson):
     tab = browser.new_page()
     tab.goto(f"{base_url}/search.html?q={term}", wait_until="networkidle")
@@ -278,3 +281,80 @@ def test_site_search_finds_a_lesson_by_a_glossary_term(browser, base_url, term, 
     found = tab.evaluate("() => [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.href)")
     tab.close()
     assert any(f"lessons/{lesson}.html" in href for href in found), f"searching {term!r} found {found[:8]}"
+
+
+# Each legend entry of a figure, as drawn: its line's colour and dash, its marker's colour and shape.
+LEGEND_STYLES = """() => [...document.querySelectorAll('div.plotly-graph-div')].map(div => ({
+  title: (div.querySelector('.gtitle') || {}).textContent || '',
+  items: [...div.querySelectorAll('g.legend g.traces')].map(item => {
+    const line = item.querySelector('g.legendlines path');
+    const point = item.querySelector('g.legendpoints path');
+    return {
+      name: (item.querySelector('text.legendtext') || {}).textContent || '',
+      line: line ? [getComputedStyle(line).stroke, getComputedStyle(line).strokeDasharray] : null,
+      point: point ? [getComputedStyle(point).fill, (point.getAttribute('d') || '').slice(0, 8)] : null,
+    };
+  }),
+}))"""
+GREY_STEP = 40  # grey levels (of 255) that tell two solid lines of the same style apart
+
+
+def grey(css_colour: str) -> float | None:
+    """The grey level (0-255) of a CSS ``rgb(...)`` colour, as a greyscale conversion computes it (ITU-R BT.601);
+    ``None`` for a pattern fill (``url(#...)``) or no colour."""
+    numbers = re.findall(r"[\d.]+", css_colour or "")
+    if css_colour.startswith("url(") or len(numbers) < 3:
+        return None
+    r, g, b = (float(n) for n in numbers[:3])
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+def distinguishable_in_grey(a: dict, b: dict) -> bool:
+    """Two legend entries can be told apart without colour: by dash, marker shape, pattern or grey level."""
+    for kind in ("line", "point"):
+        if (a[kind] is None) != (b[kind] is None):
+            return True
+        if a[kind] is None:
+            continue
+        (colour_a, style_a), (colour_b, style_b) = a[kind], b[kind]
+        if style_a != style_b:  # another dash, another marker symbol
+            return True
+        grey_a, grey_b = grey(colour_a), grey(colour_b)
+        if grey_a is None or grey_b is None:  # a pattern fill
+            if colour_a != colour_b:
+                return True
+        elif abs(grey_a - grey_b) >= GREY_STEP:
+            return True
+    return False
+
+
+def test_the_greyscale_check_tells_styles_apart():
+    solid_blue, solid_orange = ["rgb(0, 114, 178)", "none"], ["rgb(230, 159, 0)", "none"]
+    sky, purple = ["rgb(86, 180, 233)", "none"], ["rgb(204, 121, 167)", "none"]
+    assert distinguishable_in_grey({"line": solid_blue, "point": None}, {"line": solid_orange, "point": None})
+    assert not distinguishable_in_grey({"line": sky, "point": None}, {"line": purple, "point": None})
+    assert distinguishable_in_grey({"line": sky, "point": None}, {"line": [purple[0], "9px, 9px"], "point": None})
+    bars = [{"line": None, "point": ["url(#p1)", "M6,6V-6"]}, {"line": None, "point": ["url(#p2)", "M6,6V-6"]}]
+    assert distinguishable_in_grey(*bars)
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_figures_read_in_greyscale(browser, base_url, page):
+    """Every pair of legend entries of a figure differs by more than hue, and the page is screenshot in greyscale
+    (``_build/screenshots/greyscale/``) for a person to look at."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    tab.goto(f"{base_url}/{page}", wait_until="load")
+    figures = tab.evaluate(LEGEND_STYLES)
+    tab.evaluate("() => { document.documentElement.style.filter = 'grayscale(100%)'; }")
+    folder = SCREENSHOTS / "greyscale"
+    folder.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(folder / (Path(page).stem + ".png")), full_page=True)
+    tab.close()
+    confusable = [
+        (figure["title"], a["name"], b["name"])
+        for figure in figures
+        for i, a in enumerate(figure["items"])
+        for b in figure["items"][i + 1 :]
+        if not distinguishable_in_grey(a, b)
+    ]
+    assert not confusable, f"{page}: legend entries that look alike in greyscale: {confusable}"
