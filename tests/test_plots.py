@@ -195,3 +195,13 @@ def test_figure_is_labelled_by_its_title_for_screen_readers():
     html = plots.figure_html(spec, "fig-a")
     assert 'role="img" aria-label="Vanishing &quot;gradients&quot; over distance"' in html
     assert 'aria-label="interactive figure"' in plots.figure_html({"data": []}, "fig-b")
+
+
+def test_log_axes_write_powers_of_ten_not_si_prefixes():
+    """A gradient of 1e-4 reads as 10⁻⁴ on a log axis, not as "100µ"."""
+    fig = plots.lines([1, 10, 100], {"a": [1e-6, 1e-5, 1e-4]}, title="T", x_title="x", y_title="y",
+                      log_x=True, log_y=True)
+    assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
+    assert fig.layout.xaxis.exponentformat == fig.layout.yaxis.exponentformat == "power"
+    linear = plots.lines([1, 2], {"a": [1, 2]}, title="T", x_title="x", y_title="y")
+    assert linear.layout.yaxis.exponentformat is None

@@ -50,7 +50,7 @@ def test_entropy_never_falls_as_the_temperature_rises(logits, t, factor):
 def test_figure_draws_the_top_tokens_then_the_rest_and_the_t1_reference():
     fig = widgets.temperature_figure(LOGITS, LABELS, 2.0, top_k=3)
     bars, reference = fig.data
-    assert list(bars.x) == ["cat", "owl", "fox", "the other 5 tokens"]  # highest logit first
+    assert list(bars.x) == ["cat", "owl", "fox", "5 others"]  # highest logit first
     p = widgets.softened(LOGITS, 2.0)
     expected = [p[0], p[2], p[5], 1 - p[0] - p[2] - p[5]]
     np.testing.assert_allclose(np.array(bars.y, dtype=float), expected, rtol=1e-3)

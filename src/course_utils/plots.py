@@ -246,10 +246,10 @@ def lines(
             )
         )
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
-    if log_x:
-        fig.update_xaxes(type="log")
+    if log_x:  # powers of ten as 10⁻⁴, not SI prefixes (100µ)
+        fig.update_xaxes(type="log", exponentformat="power")
     if log_y:
-        fig.update_yaxes(type="log")
+        fig.update_yaxes(type="log", exponentformat="power")
     return _style(fig, title, x_title, y_title, height)
 
 

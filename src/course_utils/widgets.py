@@ -783,7 +783,7 @@ def temperature_figure(logits, labels: Sequence[str], temperature: float, *, top
     ``logits (V,)``: a model's logits at one position; ``labels (V,)``: the token of each logit.
     Bars: ``softmax(logits / T)`` for the ``top_k`` tokens of highest logit (the same tokens, in the
     same order, at every ``T``: a temperature never changes the ranking), then one bar for the
-    probability of all the other ``V - top_k`` tokens together. Hollow markers: the same at
+    probability of all the other ``V - top_k`` tokens together (the bar "``V - top_k`` others"). Hollow markers: the same at
     ``T = 1``, for reference. The title gives the top token's probability and the entropy, in nats
     and as a share of its maximum ``ln V`` (the uniform distribution). The y axis is fixed to
     ``[0, 1]``, so the bars move and the axes do not.
@@ -793,7 +793,7 @@ def temperature_figure(logits, labels: Sequence[str], temperature: float, *, top
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k < row.size:
         raise ValueError(f"expected top_k to be an integer in 1 .. V-1 = {row.size - 1}, got {top_k!r}")
     order = np.argsort(-row, kind="stable")[:top_k]  # the top_k tokens, highest logit first
-    names = plots._unique_labels([str(labels[i]) for i in order]) + [f"the other {row.size - top_k} tokens"]
+    names = plots._unique_labels([str(labels[i]) for i in order]) + [f"{row.size - top_k} others"]
 
     def bars(p: np.ndarray) -> np.ndarray:  # (V,) -> (top_k + 1,): the top tokens, then the rest
         return plots.significant(np.append(p[order], max(0.0, 1.0 - p[order].sum())), digits=4)
