@@ -15,19 +15,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from course_utils import checks, distill
-
-
-def _stub(*args):
-    raise NotImplementedError  # your code here
-
-
-def _rejects(checker, implementation, hint, capsys):
-    with pytest.raises(AssertionError, match=f"(?s){hint}") as error:
-        checker(implementation)
-    assert "on the case" in str(error.value)
-    assert capsys.readouterr().out == ""
-    return error
-
+from tests.checker_cases import rejects as _rejects
+from tests.checker_cases import stub as _stub
 
 # --------------------------------------------------------------------------------------------
 # check_distillation_loss

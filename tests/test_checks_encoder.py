@@ -18,19 +18,8 @@ from hypothesis import strategies as st
 
 from course_utils import checks, encoder
 from course_utils.encoder import EncoderConfig, TransformerBlock
-
-
-def _stub(*args):
-    raise NotImplementedError  # your code here
-
-
-def _rejects(checker, implementation, hint, capsys):
-    with pytest.raises(AssertionError, match=f"(?s){hint}") as error:
-        checker(implementation)
-    assert "on the case" in str(error.value)
-    assert capsys.readouterr().out == ""
-    return error
-
+from tests.checker_cases import rejects as _rejects
+from tests.checker_cases import stub as _stub
 
 # --------------------------------------------------------------------------------------------
 # The references

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from transformers import BertConfig, BertForMaskedLM, DistilBertForMaskedLM
 
-from course_utils import data, distill, masking, tokenization, training
+from course_utils import data, distill, masking, training
 
 # --------------------------------------------------------------------------------------------
 # Fixtures: a tiny teacher with non-trivial weights everywhere
@@ -42,18 +42,7 @@ def padded_batch(vocab: int = 50, seed: int = 1):
     return input_ids, attention_mask
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from threads, and lose much on a shared, busy CPU."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return tokenization.load_bundled_tokenizer()
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

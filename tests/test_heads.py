@@ -28,23 +28,12 @@ from transformers import (
     DistilBertForTokenClassification,
 )
 
-from course_utils import data, heads, models, tokenization, training
+from course_utils import data, heads, models, training
 
 IGNORE = heads.IGNORE_INDEX
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from threads, and lose much on a shared, busy CPU."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return tokenization.load_bundled_tokenizer()
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def tiny_distilbert(cls=DistilBertForSequenceClassification, *, seed: int = 0, vocab: int = 50, **overrides):

@@ -26,14 +26,7 @@ from transformers import DistilBertConfig, DistilBertForSequenceClassification
 
 from course_utils import inference
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from threads, and lose much on a shared, busy CPU."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def small_distilbert(seed: int = 0, **overrides) -> DistilBertForSequenceClassification:

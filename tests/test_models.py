@@ -8,16 +8,11 @@ import pytest
 import torch
 from transformers import BertForMaskedLM, BertForSequenceClassification
 
-from course_utils import data, env, models, tokenization, training
+from course_utils import data, env, models, training
 
 pytestmark = pytest.mark.skipif(
     not (models.BUNDLED["teacher-sentiment"] / "model.safetensors").exists(), reason="run `make assets` first"
 )
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return tokenization.load_bundled_tokenizer()
 
 
 def test_bundled_models_load_with_from_pretrained_in_hf_format():

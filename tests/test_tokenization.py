@@ -11,11 +11,6 @@ from transformers import AutoTokenizer, BertTokenizer
 from course_utils import data, env, tokenization
 
 
-@pytest.fixture(scope="module")
-def tokenizer():
-    return tokenization.load_bundled_tokenizer()
-
-
 def test_rebuild_reproduces_the_bundled_files_bit_for_bit(tmp_path):
     start = time.perf_counter()
     tokenization.rebuild(tmp_path)

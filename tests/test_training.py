@@ -11,11 +11,6 @@ from course_utils import data, masking, tokenization, training
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
-    return tokenization.load_bundled_tokenizer()
-
-
-@pytest.fixture(scope="module")
 def small(tokenizer):
     return training.encode(data.corpus("train")[:256], tokenizer)
 

@@ -1,0 +1,24 @@
+"""Fixtures shared by the unit tests."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from course_utils import tokenization
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    """The bundled WordPiece tokenizer, loaded once per test module."""
+    return tokenization.load_bundled_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Tiny models gain nothing from threads, and lose much on a shared, busy CPU. Opt in with
+    ``pytestmark = pytest.mark.usefixtures("one_thread")``."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
