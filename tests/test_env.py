@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import sys
@@ -146,3 +147,14 @@ def test_setup_notebook_seeds_sets_the_renderer_and_prints_nothing(capsys):
     env.setup_notebook(seed=5)
     assert draws() == first
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("watched", [False, True])
+def test_setup_notebook_hides_hugging_face_progress_bars_only_when_nobody_watches(monkeypatch, watched):
+    """Executed by a tool, "Loading weights" bars would land on a committed notebook's stderr."""
+    from course_utils import widgets
+
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    monkeypatch.setattr(widgets, "interactive_frontend", lambda: watched)
+    env.setup_notebook()
+    assert os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS") == (None if watched else "1")
