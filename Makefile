@@ -6,7 +6,9 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# The Python versions the course supports (pyproject.toml's classifiers; `make compat` runs each).
+SUPPORTED_PYTHONS := 3.11 3.12
+PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -24,12 +26,16 @@ export COURSE_BROWSER := $(BROWSER_BIN)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
-.PHONY: help install assets book lessons new-lesson test unit notebooks site browser lab serve bench lock clean
+.PHONY: help install assets book lessons new-lesson test unit notebooks site browser compat lab serve bench lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
 
 $(STAMP): requirements.lock pyproject.toml
+	@version=$$("$(PYTHON)" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || version=none; \
+	case " $(SUPPORTED_PYTHONS) " in *" $$version "*) ;; *) \
+	  echo "error: '$(PYTHON)' is Python $$version, and the course supports Python $(SUPPORTED_PYTHONS):" \
+	       "install one of them, or name it: make PYTHON=/path/to/python3.11"; exit 1;; esac
 	@test -x $(BIN)/python || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock
@@ -76,12 +82,11 @@ test: $(STAMP) browser  ## everything: unit tests, nbval, the strict book build,
 	$(MAKE) --no-print-directory book
 	$(BIN)/pytest tests/site
 
-browser:  ## install headless Chromium through apt when it is missing
-	@command -v $(BROWSER_BIN) >/dev/null || { \
-	  echo "installing $(BROWSER_BIN) with apt-get"; \
-	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(BROWSER_BIN) >/dev/null; }
-	@command -v $(BROWSER_BIN) >/dev/null || { echo "error: $(BROWSER_BIN) is not installed and apt could not install it"; exit 1; }
+browser: $(STAMP)  ## find headless Chromium, or install it (apt-get; without apt, Playwright's own)
+	$(BIN)/python -m course_utils.authoring.browser
+
+compat: $(STAMP)  ## run every lesson under each supported package stack (STACKS="floor colab newest"; throw-away venvs)
+	$(BIN)/python -m course_utils.authoring.compat $(STACKS)
 
 lab: $(STAMP)  ## open JupyterLab on lessons/
 	$(BIN)/jupyter lab --notebook-dir=lessons $$([ "$$(id -u)" = 0 ] && echo --allow-root)

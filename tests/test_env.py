@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import os
 import random
 import socket
+import subprocess
 import sys
+import threading
 import time
 import types
 
@@ -70,73 +74,112 @@ def test_in_colab(monkeypatch):
 
 
 @pytest.fixture
-def fresh_hub_cache():
-    env.hub_available.cache_clear()
+def fresh_hub_cache(monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    env.hub_status.cache_clear()
     yield
-    env.hub_available.cache_clear()
+    env.hub_status.cache_clear()
+
+
+@contextlib.contextmanager
+def fake_hub(status=200, body=b'{"id": "distilbert-base-uncased"}', hang=False):
+    """A hub on 127.0.0.1 that answers every request with ``status`` and ``body`` (or never answers)."""
+    requests = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            requests.append(self.path)
+            if hang:
+                time.sleep(3)
+                return
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_HEAD = do_GET  # noqa: N815
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", requests
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.mark.parametrize("variable", ["HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"])
 def test_hub_offline_variables_answer_without_network(monkeypatch, fresh_hub_cache, variable):
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
     monkeypatch.setenv(variable, "1")
+    with fake_hub() as (url, requests):
+        monkeypatch.setenv("HF_ENDPOINT", url)
+        assert env.hub_status() == "offline" and env.hub_available() is False
+    assert requests == [], "the probe touched the network although the environment says offline"
 
-    def no_network(*args, **kwargs):
-        raise AssertionError("hub_available touched the network although the environment says offline")
 
-    monkeypatch.setattr(socket, "create_connection", no_network)
-    assert env.hub_available() is False
+def test_hub_reachable_when_the_hub_answers_with_its_json(monkeypatch, fresh_hub_cache):
+    with fake_hub() as (url, requests):
+        monkeypatch.setenv("HF_ENDPOINT", url)
+        assert env.hub_status(timeout=2.0) == "reachable" and env.hub_available(timeout=2.0)
+    assert requests == [f"/api/models/{env.HUB_PROBE_MODEL}"]
+
+
+@pytest.mark.parametrize("status, body", [
+    (502, b"Bad Gateway"),  # a proxy that cannot reach the hub
+    (200, b"<html>Sign in to the Wi-Fi</html>"),  # a captive portal: the port answers, not the hub
+    (200, b"[]"),  # JSON, but not the hub's answer about a model
+])
+def test_hub_unreachable_when_the_port_answers_but_not_the_hub(monkeypatch, fresh_hub_cache, status, body):
+    with fake_hub(status, body) as (url, _):
+        monkeypatch.setenv("HF_ENDPOINT", url)
+        assert env.hub_status(timeout=2.0) == "unreachable"
 
 
 def test_hub_probe_that_hangs_gives_up_after_the_timeout(monkeypatch, fresh_hub_cache):
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    def hang(*args, **kwargs):  # a DNS lookup or connection that never answers in time
-        time.sleep(1.5)
-        raise OSError("timed out")
-
-    monkeypatch.setattr(socket, "create_connection", hang)
-    start = time.perf_counter()
-    assert env.hub_available(timeout=0.2) is False
-    assert time.perf_counter() - start < 1
-
-
-def test_hub_reachable_when_the_connection_opens(monkeypatch, fresh_hub_cache):
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    opened = []
-
-    class Connection:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-    def fake_connection(address, timeout):
-        opened.append(address)
-        return Connection()
-
-    monkeypatch.setattr(socket, "create_connection", fake_connection)
-    assert env.hub_available(timeout=1.0) is True
-    assert opened == [(env.HUB_HOST, 443)]
+    with fake_hub(hang=True) as (url, _):
+        monkeypatch.setenv("HF_ENDPOINT", url)
+        start = time.perf_counter()
+        assert env.hub_status(timeout=0.3) == "unreachable"
+        assert time.perf_counter() - start < 1.5
 
 
 def test_hub_refused_connection_means_unreachable(monkeypatch, fresh_hub_cache):
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-
-    def refused(*args, **kwargs):
-        raise ConnectionRefusedError
-
-    monkeypatch.setattr(socket, "create_connection", refused)
-    assert env.hub_available(timeout=1.0) is False
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    assert env.hub_status(timeout=1.0) == "unreachable"
 
 
-def test_hub_available_rejects_non_positive_timeout(fresh_hub_cache):
+@pytest.mark.parametrize("bad", [0, -1, "3", True])
+def test_hub_status_rejects_a_timeout_that_is_not_positive_seconds(fresh_hub_cache, bad):
     with pytest.raises(ValueError, match="expected a positive timeout"):
-        env.hub_available(timeout=0)
+        env.hub_status(timeout=bad)
+
+
+@pytest.mark.parametrize("call, notice", [
+    ("tokenization.load_tokenizer()", "WordPiece tokenizer"),
+    ("models.load_model('teacher')", "course's teacher"),
+])
+def test_a_hub_whose_port_answers_but_http_fails_costs_at_most_10_s(call, notice):
+    """A proxy or captive portal: the port opens, HTTP fails. The bundled model, fast, and why."""
+    with fake_hub(502, b"Bad Gateway") as (url, _):
+        environment = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+        environment["HF_ENDPOINT"] = url
+        code = f"import time; from course_utils import models, tokenization; t = time.perf_counter(); {call}; " \
+               "print(f'took {time.perf_counter() - t:.2f}')"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment,
+                              timeout=120)
+    assert done.returncode == 0, done.stderr
+    took = float(done.stdout.rsplit("took ", 1)[1])
+    assert took <= 10, f"falling back took {took:.1f} s"
+    assert notice in done.stdout and "hub unreachable" in done.stdout, done.stdout
 
 
 def test_setup_notebook_seeds_sets_the_renderer_and_prints_nothing(capsys):

@@ -58,7 +58,7 @@ def test_teacher_fills_in_a_masked_word_of_the_grammar(tokenizer):
 
 
 def test_load_model_offline_gives_the_bundled_teacher_with_one_line(monkeypatch, capsys):
-    monkeypatch.setattr(env, "hub_available", lambda *a, **k: False)
+    monkeypatch.setattr(env, "hub_status", lambda *a, **k: "offline")
     model = models.load_teacher()
     assert isinstance(model, BertForMaskedLM)
     assert model.config._attn_implementation == "eager"
@@ -70,7 +70,7 @@ def test_load_model_falls_back_when_the_hub_fails(monkeypatch, capsys):
     def failing(*args, **kwargs):
         raise OSError("no route to host")
 
-    monkeypatch.setattr(env, "hub_available", lambda *a, **k: True)
+    monkeypatch.setattr(env, "hub_status", lambda *a, **k: "reachable")
     monkeypatch.setattr(BertForMaskedLM, "from_pretrained", failing)
     bundled = torch.nn.Linear(2, 2)
     monkeypatch.setattr(models, "load_bundled", lambda name, **kwargs: bundled)

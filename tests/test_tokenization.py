@@ -70,7 +70,7 @@ def test_padding_and_truncation(tokenizer):
 
 
 def test_load_tokenizer_offline_gives_the_bundled_one_with_a_notice(monkeypatch, capsys):
-    monkeypatch.setattr(env, "hub_available", lambda *a, **k: False)
+    monkeypatch.setattr(env, "hub_status", lambda *a, **k: "offline")
     tokenizer = tokenization.load_tokenizer()
     assert len(tokenizer) == tokenization.VOCAB_SIZE
     out = capsys.readouterr().out
@@ -90,9 +90,9 @@ def test_load_tokenizer_falls_back_when_the_hub_fails(monkeypatch, capsys):
     def failing(*args, **kwargs):
         raise OSError("connection reset")
 
-    monkeypatch.setattr(env, "hub_available", lambda *a, **k: True)
+    monkeypatch.setattr(env, "hub_status", lambda *a, **k: "reachable")
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", failing)
-    monkeypatch.setattr(tokenization, "load_bundled_tokenizer", lambda: ["bundled"])
+    monkeypatch.setattr(tokenization, "load_bundled_tokenizer", lambda **kwargs: ["bundled"])
     assert tokenization.load_tokenizer() == ["bundled"]
     out = capsys.readouterr().out
     assert "Could not load distilbert-base-uncased" in out
@@ -102,7 +102,7 @@ def test_load_tokenizer_uses_the_hub_when_reachable(monkeypatch, capsys):
     import transformers
 
     asked = []
-    monkeypatch.setattr(env, "hub_available", lambda *a, **k: True)
+    monkeypatch.setattr(env, "hub_status", lambda *a, **k: "reachable")
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda name: asked.append(name) or ["hub"] * 3)
     assert tokenization.load_tokenizer(model="bert") == ["hub"] * 3
     assert asked == ["bert-base-uncased"]

@@ -86,12 +86,23 @@ def test_ci_runs_make_test_on_pushes_and_pull_requests():
     spec = load("ci.yml")
     assert {"push", "pull_request"} <= set(spec["on"])
     assert spec["on"]["push"] is None, "CI must run on pushes to every branch"
-    [job] = spec["jobs"].values()
+    job = spec["jobs"]["test"]
     assert job["runs-on"] == "ubuntu-latest"
     python = [s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python@")]
     assert python and python[0]["with"]["python-version"] == "3.11"
     assert any(line.strip().startswith("make test") for line in run_scripts(spec).splitlines())
     assert spec["permissions"] == {"contents": "read"}
+
+
+def test_ci_runs_make_compat_for_every_stack_under_its_python():
+    from course_utils.authoring.compat import STACKS
+
+    job = load("ci.yml")["jobs"]["compat"]
+    assert job["strategy"]["fail-fast"] is False
+    matrix = {(entry["stack"], entry["python"]) for entry in job["strategy"]["matrix"]["include"]}
+    assert matrix == {(stack.name, stack.python) for stack in STACKS}
+    script = run_scripts({"jobs": {"compat": job}})
+    assert "make compat STACKS=${{ matrix.stack }}" in script
 
 
 def test_deploy_publishes_the_built_book_to_pages_from_main():

@@ -102,6 +102,23 @@ def _load_each_script_once(app, pagename, templatename, context, doctree) -> Non
     scripts[:] = unique
 
 
+def _colab_only_where_a_notebook_exists(app, pagename, templatename, context, doctree) -> None:
+    """Drop the theme's Colab launch button from pages without a committed ``.ipynb`` twin.
+
+    The theme offers Colab on every executed page; for the book's own pages (intro, cheat sheet,
+    status) it would open their ``.md`` source, which Colab cannot open. Runs after the theme
+    (priority 501) has added its buttons.
+    """
+    source = Path(app.env.doc2path(pagename)) if pagename in app.env.all_docs else None
+    if source is not None and source.with_suffix(".ipynb").is_file():
+        return
+    groups = context.get("header_buttons") or []
+    for group in groups:
+        if group.get("label") == "launch-buttons":
+            group["buttons"] = [b for b in group.get("buttons", []) if "colab" not in str(b.get("url", ""))]
+    context["header_buttons"] = [g for g in groups if g.get("label") != "launch-buttons" or g.get("buttons")]
+
+
 def _serve_colab_badge_locally(app, doctree, docname) -> None:
     depth = docname.count("/")
     for image in doctree.findall(nodes.image):
@@ -136,6 +153,7 @@ def setup(app):
     app.connect("config-inited", _configure)
     app.connect("html-page-context", _add_plotly_where_needed)
     app.connect("html-page-context", _load_each_script_once, priority=900)
+    app.connect("html-page-context", _colab_only_where_a_notebook_exists, priority=600)
     app.connect("doctree-resolved", _serve_colab_badge_locally)
     app.connect("build-finished", _copy_assets)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import random
-import socket
 import sys
 import threading
 from functools import lru_cache
@@ -67,32 +66,51 @@ def _env_says_offline() -> bool:
     return any(os.environ.get(name, "").strip().lower() in truthy for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
-@lru_cache(maxsize=None)
-def hub_available(timeout: float = 2.0) -> bool:
-    """Whether the Hugging Face hub can be reached, decided in at most ``timeout`` seconds.
+HUB_PROBE_MODEL = "distilbert-base-uncased"  # a small JSON answer about a model the course uses
 
-    ``HF_HUB_OFFLINE=1`` (or ``TRANSFORMERS_OFFLINE=1``) answers ``False`` at once, without touching
-    the network. Otherwise one TCP connection to the hub is tried in a background thread, so a
-    machine whose DNS hangs still gets its answer after ``timeout`` seconds. The answer is cached
-    for the session.
+
+def hub_endpoint() -> str:
+    """The hub's address: ``HF_ENDPOINT`` (a mirror, a proxy) or ``https://huggingface.co``."""
+    return os.environ.get("HF_ENDPOINT", f"https://{HUB_HOST}").rstrip("/")
+
+
+@lru_cache(maxsize=None)
+def hub_status(timeout: float = 3.0) -> str:
+    """``"offline"``, ``"reachable"`` or ``"unreachable"``: can the Hugging Face hub be used?
+
+    ``HF_HUB_OFFLINE=1`` (or ``TRANSFORMERS_OFFLINE=1``) answers ``"offline"`` at once, without
+    touching the network. Otherwise one HTTP request asks the hub's API about a model, in a
+    background thread, and the answer counts only if it is the hub's JSON: a port that opens but
+    answers with an error page (a proxy, a captive portal), a DNS that hangs, a refused connection
+    all give ``"unreachable"`` after at most ``timeout`` seconds. Cached for the session.
     """
-    if timeout <= 0:
-        raise ValueError(f"expected a positive timeout in seconds, got {timeout}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"expected a positive timeout in seconds, got {timeout!r}")
     if _env_says_offline():
-        return False
+        return "offline"
+    url = f"{hub_endpoint()}/api/models/{HUB_PROBE_MODEL}"
     result: list[bool] = []
 
     def probe() -> None:
+        import json
+        import urllib.request
+
         try:
-            with socket.create_connection((HUB_HOST, 443), timeout=timeout):
-                result.append(True)
-        except OSError:
+            with urllib.request.urlopen(url, timeout=timeout) as answer:
+                body = json.loads(answer.read(1_000_000))
+            result.append(answer.status == 200 and isinstance(body, dict) and "id" in body)
+        except (OSError, ValueError):  # URLError, HTTPError, timeouts, and non-JSON answers
             result.append(False)
 
     thread = threading.Thread(target=probe, daemon=True)
     thread.start()
     thread.join(timeout)
-    return bool(result and result[0])
+    return "reachable" if result and result[0] else "unreachable"
+
+
+def hub_available(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub can be used: :func:`hub_status` is ``"reachable"``."""
+    return hub_status(timeout=timeout) == "reachable"
 
 
 def setup_notebook(seed: int = DEFAULT_SEED) -> None:

@@ -132,7 +132,8 @@ def load_model(name: str = "teacher", *, prefer: str = "hub", attn_implementatio
         raise ValueError(f"expected prefer='hub' or prefer='bundled', got {prefer!r}")
     if name not in BUNDLED:
         raise ValueError(f"expected one of {sorted(BUNDLED)}, got {name!r}")
-    if prefer == "hub" and name in HUB and env.hub_available():
+    status = env.hub_status() if prefer == "hub" and name in HUB else "bundled"
+    if status == "reachable":
         try:
             model = _model_class(name).from_pretrained(HUB[name], attn_implementation=attn_implementation)
         except OSError as error:
@@ -145,7 +146,7 @@ def load_model(name: str = "teacher", *, prefer: str = "hub", attn_implementatio
     model = load_bundled(name, attn_implementation=attn_implementation)
     if verbose:
         n = sum(p.numel() for p in model.parameters())
-        reason = "offline" if prefer == "hub" and name in HUB else "bundled"
+        reason = "hub unreachable" if status == "unreachable" else status
         print(f"Using the course's {name} ({n:,} parameters; {reason}).")
     return model
 

@@ -122,8 +122,11 @@ def rebuild(output_dir: Path = TOKENIZER_DIR) -> Path:
     return output_dir
 
 
-def load_bundled_tokenizer():
-    """The bundled course tokenizer, through ``AutoTokenizer.from_pretrained`` on its folder."""
+def load_bundled_tokenizer(**kwargs):
+    """The bundled course tokenizer, through ``AutoTokenizer.from_pretrained`` on its folder.
+
+    ``kwargs`` go to ``from_pretrained`` (e.g. ``model_input_names``).
+    """
     from transformers import AutoTokenizer
 
     if not (TOKENIZER_DIR / "tokenizer.json").exists():
@@ -131,7 +134,7 @@ def load_bundled_tokenizer():
             f"the course tokenizer is missing from {TOKENIZER_DIR}: rebuild it with "
             "`python -m course_utils.tokenization --rebuild` (or `make assets`)"
         )
-    return AutoTokenizer.from_pretrained(str(TOKENIZER_DIR))
+    return AutoTokenizer.from_pretrained(str(TOKENIZER_DIR), **kwargs)
 
 
 def load_tokenizer(prefer: str = "hub", model: str = "distilbert", *, verbose: bool = True):
@@ -140,13 +143,17 @@ def load_tokenizer(prefer: str = "hub", model: str = "distilbert", *, verbose: b
     ``prefer="hub"``: the real ``distilbert-base-uncased`` (or ``bert-base-uncased`` with
     ``model="bert"``) when the Hugging Face hub is reachable, else the bundled course tokenizer.
     ``prefer="bundled"``: always the bundled one. Offline this never waits on the network:
-    :func:`course_utils.env.hub_available` decides from ``HF_HUB_OFFLINE`` or a bounded probe.
+    :func:`course_utils.env.hub_status` decides from ``HF_HUB_OFFLINE`` or a probe of at most 3 s.
+
+    With ``model="distilbert"`` the bundled tokenizer returns no ``token_type_ids``, as the real
+    DistilBERT tokenizer does (DistilBERT has no token types; transformers 4.x rejects them).
     """
     if prefer not in ("hub", "bundled"):
         raise ValueError(f"expected prefer='hub' or prefer='bundled', got {prefer!r}")
     if model not in HUB_TOKENIZERS:
         raise ValueError(f"expected model to be one of {sorted(HUB_TOKENIZERS)}, got {model!r}")
-    if prefer == "hub" and env.hub_available():
+    status = env.hub_status() if prefer == "hub" else "as asked"
+    if status == "reachable":
         from transformers import AutoTokenizer
 
         name = HUB_TOKENIZERS[model]
@@ -159,9 +166,10 @@ def load_tokenizer(prefer: str = "hub", model: str = "distilbert", *, verbose: b
             if verbose:
                 print(f"Using the real {name} tokenizer from the Hugging Face hub ({len(tokenizer):,} tokens).")
             return tokenizer
-    tokenizer = load_bundled_tokenizer()
+    inputs = {"model_input_names": ["input_ids", "attention_mask"]} if model == "distilbert" else {}
+    tokenizer = load_bundled_tokenizer(**inputs)
     if verbose:
-        reason = "offline" if prefer == "hub" else "as asked"
+        reason = "hub unreachable" if status == "unreachable" else status
         print(f"Using the course's bundled WordPiece tokenizer ({len(tokenizer):,} tokens; {reason}).")
     return tokenizer
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import shutil
 import threading
 from pathlib import Path
 
@@ -54,10 +53,13 @@ def base_url(site: Path):
 
 
 def chromium_path() -> str:
-    name = os.environ.get("COURSE_BROWSER", "chromium")
-    path = shutil.which(name) or shutil.which("chromium") or shutil.which("chromium-browser")
+    """The system's Chromium (``COURSE_BROWSER`` first), else Playwright's own (``make browser``)."""
+    from course_utils.authoring import browser
+
+    path = browser.system_chromium(os.environ.get("COURSE_BROWSER")) or browser.playwright_chromium()
     if not path:
-        pytest.fail(f"headless Chromium ({name!r}) is not installed: run `make browser` (apt-get install chromium)")
+        pytest.fail("headless Chromium is not installed: run `make browser` (apt-get install chromium, or, "
+                    "without apt, .venv/bin/python -m playwright install chromium)")
     return path
 
 

@@ -72,15 +72,21 @@ def test_internal_links_resolve(site, page):
     assert not broken, f"{page} has broken internal links:\n" + "\n".join(broken)
 
 
-@pytest.mark.parametrize("page", LESSON_PAGES)
+@pytest.mark.parametrize("page", PAGES)
 def test_colab_links_open_a_committed_notebook_of_the_configured_repository(site, page):
+    """Every link to Colab on every page (badges, launch buttons): hrefs, not text that mentions a URL."""
     repo = repository()
     links = sorted({h for h in _anchors(page).hrefs if h.startswith(COLAB_PREFIX)})
-    # one badge in the text, one launch button in the header: both open this lesson's notebook
-    expected = repo.colab_url(f"lessons/{Path(page).stem}.ipynb")
-    assert links == [expected], f"{page}: expected every Colab link to be {expected}, got {links}"
-    notebook = expected.removeprefix(f"{COLAB_PREFIX}{repo.github_path}/blob/{repo.branch}/")
-    assert (ROOT / notebook).is_file(), f"{page}: the Colab link names {notebook}, which is not in the repository"
+    prefix = f"{COLAB_PREFIX}{repo.github_path}/blob/{repo.branch}/"
+    for link in links:
+        assert link.startswith(prefix), f"{page}: a Colab link points outside {prefix}: {link}"
+        notebook = link.removeprefix(prefix)
+        assert notebook.endswith(".ipynb"), f"{page}: a Colab link opens {notebook}, which Colab cannot open"
+        assert (ROOT / notebook).is_file(), f"{page}: the Colab link names {notebook}, which is not in the repository"
+    if page in LESSON_PAGES:  # one badge in the text, one launch button in the header: this lesson's notebook
+        assert links == [repo.colab_url(f"lessons/{Path(page).stem}.ipynb")], f"{page}: {links}"
+    elif not (ROOT / page).with_suffix(".ipynb").is_file():
+        assert links == [], f"{page} has no notebook, yet links to Colab: {links}"
 
 
 @pytest.mark.parametrize("page", PAGES)

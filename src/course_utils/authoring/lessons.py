@@ -88,12 +88,36 @@ def sync_text(text: str, repo: Repository, notebook: str) -> str:
     return INSTALL_LINE.sub(lambda m: f'{m.group(1)}"{repo.pip_spec()}"', text, count=1)
 
 
-def sync(paths: list[Path] | None = None) -> list[Path]:
-    """Point every lesson's badge and set-up cell at the repository of ``_config.yml``.
+def sync_notebook(path: Path, repo: Repository, notebook: str) -> bool:
+    """Point the badge and set-up cell of a committed ``.ipynb`` at ``repo``, keeping its outputs.
 
-    Returns the lessons that changed.
+    Returns whether the notebook changed. Only those two lines change, so the notebook stays the
+    twin of its synced ``.md`` and its outputs stay valid (they do not depend on the URL).
     """
-    repo = repository()
+    import nbformat
+
+    if not path.is_file():
+        return False
+    original = path.read_text(encoding="utf-8")
+    book = nbformat.reads(original, as_version=4)
+    for cell in book.cells:
+        if cell.cell_type == "markdown":
+            cell.source = BADGE_LINE.sub(lambda m: badge_markdown(repo, notebook), cell.source, count=1)
+        elif cell.cell_type == "code":
+            cell.source = INSTALL_LINE.sub(lambda m: f'{m.group(1)}"{repo.pip_spec()}"', cell.source, count=1)
+    text = nbformat.writes(book) + "\n"
+    if text == original:
+        return False
+    path.write_text(text, encoding="utf-8")
+    return True
+
+
+def sync(paths: list[Path] | None = None, repo: Repository | None = None) -> list[Path]:
+    """Point every lesson's badge and set-up cell, in its ``.md`` and its ``.ipynb``, at ``repo``.
+
+    ``repo`` defaults to the repository of ``_config.yml``. Returns the files that changed.
+    """
+    repo = repo or repository()
     changed = []
     for path in paths or lesson_sources():
         notebook = path.with_suffix(".ipynb").relative_to(ROOT).as_posix()
@@ -102,6 +126,8 @@ def sync(paths: list[Path] | None = None) -> list[Path]:
         if new != text:
             path.write_text(new, encoding="utf-8")
             changed.append(path)
+        if sync_notebook(path.with_suffix(".ipynb"), repo, notebook):
+            changed.append(path.with_suffix(".ipynb"))
     return changed
 
 
@@ -209,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "sync":
         changed = sync()
-        print(f"{len(changed)} lesson(s) updated" + "".join(f"\n  {p.relative_to(ROOT)}" for p in changed))
+        print(f"{len(changed)} lesson file(s) updated" + "".join(f"\n  {p.relative_to(ROOT)}" for p in changed))
         return 0
     paths = [p.resolve() for p in args.lessons] or lesson_sources()
     sync(paths)
