@@ -27,7 +27,7 @@ def reference_softmax(x, axis=-1):
 @pytest.fixture
 def short_limit(monkeypatch):
     monkeypatch.setattr(engine, "TIME_LIMIT_S", 0.5)
-    monkeypatch.setattr(engine, "NOTICE_S", 0.2)
+    monkeypatch.setattr(engine, "NOTICE_S", 0.3)  # a notice at 0.3 s, the end at 0.5 s
 
 
 def test_an_infinite_loop_is_stopped_with_a_question(short_limit, capsys):

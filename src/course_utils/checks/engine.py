@@ -235,9 +235,10 @@ def _time_limit(name: str, case: Case, limit: float, shown):
             raise _OutOfTime
         print(f"⏳ {name} is still running on the case '{case.name}' ({elapsed:.0f} s; "
               f"the checker stops it at {limit:g} s)", file=shown, flush=True)
+        signal.setitimer(signal.ITIMER_REAL, min(NOTICE_S, limit - elapsed))  # the next notice, or the end
 
     previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, min(NOTICE_S, limit), NOTICE_S)
+    signal.setitimer(signal.ITIMER_REAL, min(NOTICE_S, limit))
     try:
         yield
     finally:
