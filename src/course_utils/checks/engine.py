@@ -167,37 +167,36 @@ def _torch():
     return sys.modules.get("torch")  # torch is only looked at when something imported it
 
 
-def global_state() -> dict[str, Any]:
-    """The global settings a function may change: random generators, torch's default dtype, print options."""
-    state = {
-        "Python's random generator (random.seed?)": random.getstate(),
-        "numpy's global random generator (np.random.seed?)": np.random.get_state(),
-        "numpy's print options (np.set_printoptions?)": np.get_printoptions(),
-    }
+def _settings() -> list[tuple[str, Callable[[], Any], Callable[[Any], Any]]]:
+    """``(what, read, write)`` of each global setting a learner's function may change."""
+    rows = [
+        ("Python's random generator (random.seed?)", random.getstate, random.setstate),
+        ("numpy's global random generator (np.random.seed?)", np.random.get_state, np.random.set_state),
+        ("numpy's print options (np.set_printoptions?)", np.get_printoptions,
+         lambda options: np.set_printoptions(**options)),
+    ]
     torch = _torch()
     if torch is not None:
-        state["torch's random generator (torch.manual_seed, or a new layer's random weights?)"] = torch.get_rng_state()
-        state["torch's default dtype (torch.set_default_dtype?)"] = torch.get_default_dtype()
-    return state
+        rows += [
+            ("torch's random generator (torch.manual_seed, or a new layer's random weights?)",
+             torch.get_rng_state, torch.set_rng_state),
+            ("torch's default dtype (torch.set_default_dtype?)", torch.get_default_dtype, torch.set_default_dtype),
+        ]
+    return rows
+
+
+def global_state() -> dict[str, Any]:
+    """The global settings a function may change: random generators, torch's default dtype, print options."""
+    return {what: read() for what, read, _ in _settings()}
 
 
 def restore_state(saved: dict[str, Any]) -> list[str]:
     """Put back the settings of :func:`global_state`; the names of those that had changed."""
-    now = global_state()
-    changed = [name for name, value in saved.items() if not same_value(now.get(name), value)]
-    torch = _torch()
-    for name in changed:
-        value = saved[name]
-        if name.startswith("Python's"):
-            random.setstate(value)
-        elif name.startswith("numpy's global"):
-            np.random.set_state(value)
-        elif name.startswith("numpy's print"):
-            np.set_printoptions(**value)
-        elif name.startswith("torch's random"):
-            torch.set_rng_state(value)
-        else:
-            torch.set_default_dtype(value)
+    changed = []
+    for what, read, write in _settings():
+        if what in saved and not same_value(read(), saved[what]):
+            write(saved[what])
+            changed.append(what)
     return changed
 
 
