@@ -63,9 +63,13 @@ assets: $(STAMP)  ## retrain the bundled tokenizer and models in src/course_util
 lessons: $(STAMP)  ## re-execute every lesson offline and rewrite its committed .ipynb (with outputs)
 	$(BIN)/python -m course_utils.authoring.lessons execute $(LESSONS_FLAGS)
 
+# NAME and TITLE reach the scaffold through the environment, unexpanded ($(value ...), `:=`), never
+# through the shell's quoting: a title with `backquotes`, "quotes" or $5 arrives as typed.
+new-lesson: export LESSON_NAME := $(value NAME)
+new-lesson: export LESSON_TITLE := $(value TITLE)
 new-lesson: $(STAMP)  ## NAME=my_topic: scaffold lessons/NN_my_topic.md from the template, add it to _toc.yml, execute it
-	@test -n "$(NAME)" || { echo "usage: make new-lesson NAME=my_topic [TITLE='My topic'] [SCAFFOLD_FLAGS=--dry-run]"; exit 2; }
-	$(BIN)/python -m course_utils.authoring.scaffold "$(NAME)" $(if $(TITLE),--title "$(TITLE)") $(SCAFFOLD_FLAGS)
+	@test -n "$$LESSON_NAME" || { echo "usage: make new-lesson NAME=my_topic [TITLE='My topic'] [SCAFFOLD_FLAGS=--dry-run]"; exit 2; }
+	$(BIN)/python -m course_utils.authoring.scaffold --from-environment $(SCAFFOLD_FLAGS)
 
 unit: $(STAMP)  ## unit, pairing, Colab and lock tests (fast)
 	$(BIN)/pytest tests --ignore=tests/site

@@ -47,10 +47,6 @@ CORRECT_RNN_STEPS = {
         torch.as_tensor(x_t) @ torch.as_tensor(W_xh) + torch.as_tensor(h_prev) @ torch.as_tensor(W_hh)
         + torch.as_tensor(b_h)
     ),
-    "a list": lambda x_t, h_prev, W_xh, W_hh, b_h: list(np.tanh(x_t @ W_xh + h_prev @ W_hh + b_h)),
-    "in-place updates of its inputs": lambda x_t, h_prev, W_xh, W_hh, b_h: np.tanh(
-        np.add(b_h, x_t @ W_xh + h_prev @ W_hh, out=b_h), out=b_h
-    ),
     "the package's reference": rnn.rnn_step,
 }
 
@@ -158,15 +154,26 @@ def test_checkers_reject_non_callables(checker, not_a_function):
         checker(not_a_function)
 
 
-def test_check_rnn_step_cases_cannot_be_spoiled_by_a_function_that_writes_into_them(capsys):
+def test_check_rnn_step_refuses_a_function_that_writes_into_its_inputs_and_the_cases_survive(capsys):
     def vandal(x_t, h_prev, W_xh, W_hh, b_h):
         result = np.tanh(x_t @ W_xh + h_prev @ W_hh + b_h)
         for array in (x_t, h_prev, W_xh, W_hh, b_h):
             array[...] = 0.0
         return result
 
-    checks.check_rnn_step(vandal)
+    in_place = lambda x_t, h_prev, W_xh, W_hh, b_h: np.tanh(np.add(b_h, x_t @ W_xh + h_prev @ W_hh, out=b_h), out=b_h)
+    with pytest.raises(AssertionError, match="rnn_step changed its input `x_t` in place"):
+        checks.check_rnn_step(vandal)
+    with pytest.raises(AssertionError, match="changed its input `b_h` in place.*x = x.copy"):
+        checks.check_rnn_step(in_place)
+    checks.check_rnn_step(rnn.rnn_step)
     assert capsys.readouterr().out == RNN_STEP_PASS
+
+
+def test_check_rnn_step_refuses_a_list_naming_the_type():
+    as_list = lambda x_t, h_prev, W_xh, W_hh, b_h: list(np.tanh(x_t @ W_xh + h_prev @ W_hh + b_h))
+    with pytest.raises(AssertionError, match="expected an array \\(numpy or torch\\), got a list"):
+        checks.check_rnn_step(as_list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,13 +183,27 @@ CORRECT_LSTM_COUNTS = {
     "four gates": lambda d_in, d_hidden: 4 * (d_in * d_hidden + d_hidden * d_hidden + d_hidden),
     "one product of the concatenation [x, h]": lambda d_in, d_hidden: 4 * ((d_in + d_hidden) * d_hidden + d_hidden),
     "from the shapes": lambda d_in, d_hidden: sum(p.size for p in rnn.init_lstm_params(d_in, d_hidden)),
-    "torch minus its second bias": lambda d_in, d_hidden: sum(
-        p.numel() for name, p in torch.nn.LSTM(d_in, d_hidden).named_parameters() if "bias_hh" not in name
-    ),
     "a numpy integer": lambda d_in, d_hidden: np.int64(4) * (d_in * d_hidden + d_hidden**2 + d_hidden),
-    "a float holding a whole number": lambda d_in, d_hidden: 4.0 * (d_in * d_hidden + d_hidden**2 + d_hidden),
     "the package's reference": rnn.lstm_param_count,
 }
+TORCH_RNG_WARNING = "⚠️ {} changed torch's random generator (torch.manual_seed, or a new layer's random weights?)"
+RESTORED = ". The checker put it back, so the rest of the lesson runs as in the book.\n"
+
+
+def test_check_lstm_param_count_accepts_a_count_by_torch_and_restores_torchs_generator(capsys):
+    torch.manual_seed(0)
+    by_torch = lambda d_in, d_hidden: sum(
+        p.numel() for name, p in torch.nn.LSTM(d_in, d_hidden).named_parameters() if "bias_hh" not in name
+    )
+    checks.check_lstm_param_count(by_torch)
+    assert torch.equal(torch.rand(3), torch.manual_seed(0) and torch.rand(3)), "the layers' draws leaked out"
+    out = capsys.readouterr().out
+    assert out.startswith(TORCH_RNG_WARNING.format("lstm_param_count")) and out.endswith(LSTM_COUNT_PASS)
+
+
+def test_check_lstm_param_count_refuses_a_float_naming_the_type():
+    with pytest.raises(AssertionError, match="expected an integer, got the float 180.0"):
+        checks.check_lstm_param_count(lambda d_in, d_hidden: 4.0 * (d_in * d_hidden + d_hidden**2 + d_hidden))
 
 
 @pytest.mark.parametrize("implementation", CORRECT_LSTM_COUNTS.values(), ids=CORRECT_LSTM_COUNTS.keys())
@@ -222,7 +243,7 @@ def test_check_lstm_param_count_rejects_common_mistakes_with_a_hint(implementati
         checks.check_lstm_param_count(implementation)
     assert "on the case 'd_in=3, d_hidden=5'" in str(error.value)
     assert str(rnn.lstm_param_count(3, 5)) not in str(error.value)  # the answer is not given away
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out in ("", TORCH_RNG_WARNING.format("lstm_param_count") + RESTORED)
 
 
 def test_check_lstm_param_count_with_the_stub(capsys):

@@ -492,12 +492,14 @@ def test_checkers_never_crash_on_a_wrong_answer(name, answer, capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_cases_cannot_be_spoiled_by_a_function_that_writes_into_them(capsys):
+def test_a_function_that_writes_into_its_inputs_is_refused_and_the_cases_survive(capsys):
     def vandal(queries, keys, values, mask=None):
         result = attention.scaled_dot_product_attention(queries, keys, values, mask)
         for array in (queries, keys, values):
             array[...] = 0.0
         return result
 
-    checks.check_scaled_dot_product_attention(vandal)
+    with pytest.raises(AssertionError, match="changed its input `queries` in place"):
+        checks.check_scaled_dot_product_attention(vandal)
+    checks.check_scaled_dot_product_attention(attention.scaled_dot_product_attention)
     assert capsys.readouterr().out == SDPA_PASS_MASKED

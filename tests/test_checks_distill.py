@@ -64,7 +64,6 @@ CORRECT_LOSSES = {
     "by hand": _by_hand,
     "log_target=True": _log_target,
     "cross-entropy minus the teacher's entropy": _cross_entropy_minus_entropy,
-    "dividing in place": _in_place,
     "float64, returned as a python float": _float64_python_number,
     "the package's reference": distill.distillation_loss,
 }

@@ -37,7 +37,6 @@ CORRECT_CAUSAL_MASKS = {
     "python loops": _causal_loops,
     "not the upper triangle": lambda seq_len: ~np.triu(np.ones((seq_len, seq_len), dtype=bool), k=1),
     "torch": lambda seq_len: torch.ones(seq_len, seq_len, dtype=torch.bool).tril(),
-    "nested lists": lambda seq_len: [[k <= q for k in range(seq_len)] for q in range(seq_len)],
     "the package's reference": masking.causal_mask,
 }
 

@@ -195,3 +195,36 @@ def test_the_command_line_reports_errors_and_dry_runs(capsys):
     assert scaffold.main([NAME, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"would write lessons/{scaffold.next_number():02d}_{NAME}.md") and scaffold.MARKER in out
+
+
+TRICKY_TITLE = 'Why `softmax` needs a "temperature" at $5 (it\'s $(whoami))'
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_new_lesson_passes_name_and_title_through_the_environment_unchanged():
+    """Backquotes, quotes and dollars in TITLE reach the scaffold as typed; nothing runs, nothing is lost."""
+    import subprocess
+
+    done = subprocess.run(["make", "--no-print-directory", "new-lesson", f"NAME={NAME}", f"TITLE={TRICKY_TITLE}",
+                           "SCAFFOLD_FLAGS=--dry-run"], cwd=lessons.ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"\n# {TRICKY_TITLE}\n" in done.stdout
+    assert "command not found" not in done.stderr
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_a_quote_in_name_cannot_turn_a_dry_run_into_a_real_scaffold():
+    import subprocess
+
+    before = sorted(p.name for p in (lessons.ROOT / "lessons").iterdir())
+    done = subprocess.run(["make", "--no-print-directory", "new-lesson", f'NAME={NAME}" --title "x',
+                           "SCAFFOLD_FLAGS=--dry-run"], cwd=lessons.ROOT, capture_output=True, text=True)
+    assert done.returncode != 0 and "expected NAME to be a lower-case slug" in done.stderr
+    assert sorted(p.name for p in (lessons.ROOT / "lessons").iterdir()) == before
+
+
+def test_the_scaffold_reads_name_and_title_from_the_environment(monkeypatch, capsys):
+    monkeypatch.setenv("LESSON_NAME", NAME)
+    monkeypatch.setenv("LESSON_TITLE", TRICKY_TITLE)
+    assert scaffold.main(["--from-environment", "--dry-run"]) == 0
+    assert f"\n# {TRICKY_TITLE}\n" in capsys.readouterr().out

@@ -108,7 +108,9 @@ def test_ci_runs_make_compat_for_every_stack_under_its_python():
 def test_deploy_publishes_the_built_book_to_pages_from_main():
     spec = load("deploy.yml")
     assert spec["on"]["push"]["branches"] == ["main"]
-    assert spec["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+    assert spec["permissions"] == {}, "nothing at workflow level: each job says what it needs"
+    assert spec["jobs"]["build"]["permissions"] == {"contents": "read", "pages": "read"}
+    assert spec["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
     assert spec["concurrency"]["group"] == "pages" and spec["concurrency"]["cancel-in-progress"] is False
     build, deploy = spec["jobs"]["build"], spec["jobs"]["deploy"]
     assert "make book" in run_scripts({"jobs": {"build": build}})
@@ -143,3 +145,11 @@ def test_workflows_do_not_name_the_repository():
 
     for path in WORKFLOWS.glob("*.yml"):
         assert repository().github_path not in path.read_text(encoding="utf-8"), path.name
+
+
+@pytest.mark.parametrize("name", ["ci.yml", "colab.yml", "deploy.yml"])
+def test_no_workflow_grants_write_access_at_workflow_level(name):
+    """A job that installs packages and runs code holds only read access; a write is granted to the
+    one job that needs it, in that job's own ``permissions``."""
+    granted = load(name).get("permissions", {})
+    assert all(level in ("read", "none") for level in granted.values()), granted

@@ -114,11 +114,12 @@ def softmax(x: Array, axis: int = -1) -> Array:
     numpy in (any numeric dtype; float32 stays float32, the rest becomes float64) gives numpy out;
     a torch tensor gives a tensor (``torch.softmax``, which is stable in the same way).
     """
-    if is_torch(x):
-        return x.softmax(dim=axis)
-    x = _numpy_float("x", x)
+    if not is_torch(x):
+        x = _numpy_float("x", x)
     if x.ndim == 0:
         raise ValueError("expected x to have at least one axis, got a scalar")
+    if is_torch(x):
+        return x.softmax(dim=axis)
     shifted = x - np.max(x, axis=axis, keepdims=True)
     exps = np.exp(shifted)
     return exps / np.sum(exps, axis=axis, keepdims=True)
@@ -190,6 +191,10 @@ def scaled_dot_product_attention(
     t_k = k_shape[-2]
     if len(v_shape) < 2 or v_shape[-2] != t_k:
         raise ValueError(f"expected values of shape (..., T_k={t_k}, d_v), got {v_shape}")
+    if t_k == 0:
+        raise ValueError(f"expected at least one key (T_k >= 1) to attend to, got keys of shape {k_shape}")
+    if torch_kind:
+        queries, keys, values = _common_dtype(queries, keys, values)
     try:
         batch = tuple(np.broadcast_shapes(q_shape[:-2], k_shape[:-2], v_shape[:-2]))
     except ValueError:
@@ -215,6 +220,17 @@ def scaled_dot_product_attention(
     if dropout is not None:
         weights = dropout(weights)
     return weights @ values, weights
+
+
+def _common_dtype(*tensors):
+    """The tensors in their common floating dtype (float32 with float64 -> float64), as numpy
+    promotes mixed arrays: mixing precisions is not an error on either path."""
+    import torch
+
+    dtype = tensors[0].dtype
+    for tensor in tensors[1:]:
+        dtype = torch.promote_types(dtype, tensor.dtype)
+    return tuple(tensor.to(dtype) for tensor in tensors)
 
 
 def _torch_min(dtype) -> float:
@@ -431,6 +447,7 @@ def _project(x: Array, W: Array, b: Array, torch_kind: bool) -> Array:
     if torch_kind:
         import torch
 
+        x, W, b = _common_dtype(x, W, b)  # float32 x with float64 weights: float64, as numpy's x @ W
         return torch.nn.functional.linear(x, W.mT, b)
     return x @ W + b
 

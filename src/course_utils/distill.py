@@ -355,6 +355,28 @@ def student_from_teacher(
 # Training
 
 
+def _check_roles(student, teacher) -> None:
+    """A ``ValueError`` unless ``student`` can learn from ``teacher``: both models, one vocabulary,
+    and a student no larger than its teacher (swapped arguments would train the teacher)."""
+    for role, model in (("student", student), ("teacher", teacher)):
+        if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
+            raise TypeError(f"expected the {role} to be a transformers model, got {type(model).__name__}")
+    if student is teacher:
+        raise ValueError("expected two different models, got the same model as student and teacher")
+    if student.config.vocab_size != teacher.config.vocab_size:
+        raise ValueError(
+            f"expected student and teacher to share a vocabulary, got vocab_size {student.config.vocab_size} "
+            f"and {teacher.config.vocab_size}"
+        )
+    n_student, n_teacher = parameter_count(student), parameter_count(teacher)
+    if n_student > n_teacher:
+        raise ValueError(
+            f"expected the student (first argument) to be smaller than the teacher (second), got a "
+            f"{type(student).__name__} of {n_student:,} parameters and a {type(teacher).__name__} of "
+            f"{n_teacher:,}: are they swapped? Call distil(student, teacher, ...)"
+        )
+
+
 def distil(
     student,
     teacher,
@@ -388,14 +410,12 @@ def distil(
     total), ``["ce"]``, ``["mlm"]`` and ``["cos"]``, one value per step. Same seed, same losses.
     """
     steps = _count("steps", steps)
-    batch_size = _count("batch_size", batch_size)
+    training.check_schedule(lr=lr, warmup=warmup, weight_decay=weight_decay, batch_size=batch_size)
     alphas = _alphas(alphas)
     temperature = _check_temperature(temperature)
-    if student.config.vocab_size != teacher.config.vocab_size:
-        raise ValueError(
-            f"expected student and teacher to share a vocabulary, got vocab_size {student.config.vocab_size} "
-            f"and {teacher.config.vocab_size}"
-        )
+    _check_roles(student, teacher)
+    training.check_data(encoded, student)
+    training.check_data(encoded, teacher)
     torch.manual_seed(seed)
     optimizer, schedule = training.optimiser(student, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
     history = History()
@@ -403,7 +423,7 @@ def distil(
     teacher.eval()
     batches = training.mlm_batches(encoded, tokenizer, steps=steps, batch_size=batch_size, seed=seed)
     with training._progress(steps, "distillation", progress) as bar:
-        for _, attention_mask, masked, labels in batches:
+        for step, (_, attention_mask, masked, labels) in enumerate(batches):
             with torch.no_grad():
                 taught = teacher(input_ids=masked, attention_mask=attention_mask, output_hidden_states=True)
             out = student(input_ids=masked, attention_mask=attention_mask, output_hidden_states=True)
@@ -411,6 +431,7 @@ def distil(
                 out.logits, taught.logits, out.hidden_states[-1], taught.hidden_states[-1], labels, attention_mask,
                 alphas=alphas, temperature=temperature, restrict_ce_to_mask=restrict_ce_to_mask,
             )  # fmt: skip
+            training.stop_if_not_finite(loss.total.item(), step, student, lr)
             training.update(student, loss.total, optimizer, schedule)
             history.record(loss=loss.total.item(), ce=loss.ce.item(), mlm=loss.mlm.item(), cos=loss.cos.item())
             bar.update(1)

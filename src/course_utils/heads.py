@@ -108,8 +108,16 @@ def align_labels(word_ids: Sequence[int | None], word_labels: Sequence[int], *, 
 def tagging_data(sentences: Sequence[data.Sentence], tokenizer, *, every_piece: bool = False) -> training.Encoded:
     """Sentences as a token-classification set: ids, and a part-of-speech label per token (index into
     :data:`course_utils.data.TAGS`, -100 where none). The words are tokenized as given
-    (``is_split_into_words``), so word ``i`` of the tokenizer is word ``i`` of the sentence."""
-    encodings = tokenizer([s.words for s in sentences], is_split_into_words=True)
+    (``is_split_into_words``), so word ``i`` of the tokenizer is word ``i`` of the sentence. Each
+    sentence is cut to the tokenizer's maximum length, as :func:`course_utils.training.encode` does."""
+    if isinstance(sentences, (str, bytes)) or len(sentences) == 0:
+        raise ValueError(f"expected a non-empty list of course_utils.data.Sentence, got {sentences!r:.60}")
+    if not all(isinstance(s, data.Sentence) for s in sentences):
+        kinds = sorted({type(s).__name__ for s in sentences if not isinstance(s, data.Sentence)})
+        raise TypeError(f"expected course_utils.data.Sentence objects (from corpus(...)), got {', '.join(kinds)}")
+    max_length = training.max_length_of(tokenizer)
+    encodings = tokenizer([s.words for s in sentences], is_split_into_words=True,
+                          truncation=max_length is not None, max_length=max_length)
     index = {tag: i for i, tag in enumerate(data.TAGS)}
     labels = [
         align_labels(encodings.word_ids(b), [index[t] for t in s.tags], every_piece=every_piece)
@@ -121,6 +129,7 @@ def tagging_data(sentences: Sequence[data.Sentence], tokenizer, *, every_piece: 
 @torch.inference_mode()
 def tag_accuracy(model, encoded: training.Encoded, pad_id: int, *, batch_size: int = 256) -> tuple[float, dict[str, float]]:
     """A tagger's accuracy over the labelled tokens, and per tag: ``(overall, {tag: accuracy})``."""
+    training.check_data(encoded, model, labelled=True)
     model.eval()
     right = np.zeros(len(data.TAGS))
     total = np.zeros(len(data.TAGS))

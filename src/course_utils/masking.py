@@ -137,6 +137,7 @@ def mlm_mask(
             f"expected mask_token_id to be an integer in [0, vocab_size={vocab_size}), got {mask_token_id!r}"
         )
     torch_kind = is_torch(input_ids)
+    _check_ids_in_vocabulary(input_ids, vocab_size)
     if torch_kind:
         return _mlm_mask_torch(
             input_ids, maskable, mask_token_id, vocab_size, generator, select_prob, mask_prob, random_prob
@@ -144,6 +145,22 @@ def mlm_mask(
     return _mlm_mask_numpy(
         input_ids, maskable, mask_token_id, vocab_size, generator, select_prob, mask_prob, random_prob
     )
+
+
+def _check_ids_in_vocabulary(input_ids: Array, vocab_size: int) -> None:
+    """A ``ValueError`` when an id is outside ``[0, vocab_size)`` (the same on both paths)."""
+    size = input_ids.numel() if is_torch(input_ids) else np.size(input_ids)
+    if size == 0:
+        return
+    try:
+        low, high = int(input_ids.min()), int(input_ids.max())
+    except (TypeError, ValueError, RuntimeError):  # not numbers: the dtype checks below say so
+        return
+    if low < 0 or high >= vocab_size:
+        raise ValueError(
+            f"expected token ids in [0, vocab_size={vocab_size}), got ids from {low} to {high}: is vocab_size "
+            "len(tokenizer), and are the ids from the same tokenizer?"
+        )
 
 
 def _check_maskable(maskable: Array, shape: tuple[int, ...], is_bool: bool) -> None:

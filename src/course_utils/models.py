@@ -21,7 +21,7 @@ import json
 import time
 from pathlib import Path
 
-from . import data, env, tokenization, training
+from . import bundle, data, env, tokenization, training
 
 ASSETS = tokenization.ASSETS
 BUNDLED = {
@@ -32,6 +32,7 @@ BUNDLED = {
 }
 HUB = {"teacher": "bert-base-uncased", "student": "distilbert-base-uncased"}
 REPORT = ASSETS / "report.json"
+MODEL_FILES = ("config.json", "model.safetensors")
 
 TEACHER_SIZE = dict(hidden_size=128, num_hidden_layers=6, num_attention_heads=4, intermediate_size=512)
 PRETRAINING = dict(steps=2000, batch_size=128, lr=1e-3, warmup=100, seed=0)
@@ -99,8 +100,7 @@ def load_bundled(name: str = "teacher", *, model_class=None, **kwargs):
     if name not in BUNDLED:
         raise ValueError(f"expected one of the bundled models {sorted(BUNDLED)}, got {name!r}")
     folder = BUNDLED[name]
-    if not (folder / "model.safetensors").exists():
-        raise FileNotFoundError(f"the bundled model {name!r} is missing from {folder}: rebuild it with `make assets`")
+    bundle.verify(folder, MODEL_FILES)  # missing, truncated or damaged: one error naming the file and the fix
     if model_class is not None and not hasattr(model_class, "from_pretrained"):
         raise TypeError(f"expected model_class to be a transformers model class, got {model_class!r}")
     from transformers.utils import logging as hf_logging
@@ -158,16 +158,14 @@ def load_teacher(**kwargs):
 
 def report() -> dict:
     """The quality numbers measured when the bundled models were built (``assets/report.json``)."""
-    if not REPORT.exists():
-        raise FileNotFoundError(f"{REPORT} is missing: rebuild the bundled models with `make assets`")
+    bundle.verify(REPORT.parent, [REPORT.name])
     return json.loads(REPORT.read_text())
 
 
 def _save(model, folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(folder))
-    for extra in set(p.name for p in folder.iterdir()) - {"config.json", "model.safetensors"}:
-        (folder / extra).unlink()
+    """``config.json`` and ``model.safetensors`` of ``model`` into ``folder``, deleting nothing there
+    (:func:`course_utils.bundle.save_files`); their sha256 is recorded when ``folder`` is bundled."""
+    bundle.save_files(model.save_pretrained, folder, MODEL_FILES, what=f"the {type(model).__name__}")
 
 
 STAGES = ("tokenizer", "teacher", "teacher-sentiment", "students", "sweep")
@@ -212,6 +210,7 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
 
     result["torch_threads"] = torch.get_num_threads()
     REPORT.write_text(json.dumps(result, indent=1) + "\n")
+    bundle.record([REPORT])
     return result
 
 

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import data, env
+from . import bundle, data, env
 
-ASSETS = Path(__file__).parent / "assets"
+ASSETS = bundle.ASSETS
 TOKENIZER_DIR = ASSETS / "tokenizer"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 VOCAB_SIZE = 1500
@@ -111,29 +111,29 @@ def build_tokenizer(vocab: dict[str, int]):
 
 
 def rebuild(output_dir: Path = TOKENIZER_DIR) -> Path:
-    """Train the course tokenizer on the training split of the corpus and save it to ``output_dir``."""
+    """Train the course tokenizer on the training split of the corpus and save it to ``output_dir``.
+
+    Only :data:`SAVED_FILES` are written; a folder holding other files is refused before training
+    (:func:`course_utils.bundle.save_files`): nothing the course did not write is ever deleted.
+    """
+    output_dir = Path(output_dir)
+    bundle.check_writable(output_dir, SAVED_FILES, what="the course tokenizer")  # before a minute of training
     texts = [sentence.text for sentence in data.corpus("train")]
     tokenizer = build_tokenizer(train_wordpiece(texts))
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    tokenizer.save_pretrained(str(output_dir))
-    for extra in set(p.name for p in output_dir.iterdir()) - set(SAVED_FILES):
-        (output_dir / extra).unlink()  # keep only the files from_pretrained needs
-    return output_dir
+    return bundle.save_files(tokenizer.save_pretrained, output_dir, SAVED_FILES, what="the course tokenizer")
 
 
 def load_bundled_tokenizer(**kwargs):
     """The bundled course tokenizer, through ``AutoTokenizer.from_pretrained`` on its folder.
 
+    Its files are checked first (:func:`course_utils.bundle.verify`): a missing, truncated or
+    damaged one raises :class:`course_utils.bundle.BundleError` naming it and the fix.
     ``kwargs`` go to ``from_pretrained`` (e.g. ``model_input_names``).
     """
     from transformers import AutoTokenizer
 
-    if not (TOKENIZER_DIR / "tokenizer.json").exists():
-        raise FileNotFoundError(
-            f"the course tokenizer is missing from {TOKENIZER_DIR}: rebuild it with "
-            "`python -m course_utils.tokenization --rebuild` (or `make assets`)"
-        )
+    bundle.verify(TOKENIZER_DIR, SAVED_FILES, fix=f"{bundle.RESTORE}; the tokenizer alone: "
+                  "`python -m course_utils.tokenization --rebuild` (a minute)")
     return AutoTokenizer.from_pretrained(str(TOKENIZER_DIR), **kwargs)
 
 

@@ -10,6 +10,7 @@ sentences costs less than a batch of long ones.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -31,15 +32,108 @@ class Encoded:
     labels: list
 
 
+def max_length_of(tokenizer, max_length: int | None = None) -> int | None:
+    """The length to truncate to: ``max_length``, else the tokenizer's ``model_max_length`` (128
+    for the course tokenizer, 512 for DistilBERT's), else None (a tokenizer without a limit)."""
+    if max_length is not None:
+        if isinstance(max_length, bool) or not isinstance(max_length, numbers.Integral) or max_length < 2:
+            raise ValueError(f"expected max_length to be an integer >= 2 ([CLS] and [SEP]), got {max_length!r}")
+        return int(max_length)
+    limit = getattr(tokenizer, "model_max_length", None)
+    return int(limit) if isinstance(limit, numbers.Integral) and limit < 1_000_000 else None  # else: "no limit"
+
+
 def encode(sentences, tokenizer, max_length: int | None = None) -> Encoded:
-    """Tokenize ``sentences`` (``course_utils.data.Sentence`` objects) with ``tokenizer``."""
+    """Tokenize ``sentences`` (``course_utils.data.Sentence`` objects) with ``tokenizer``.
+
+    Each sentence is cut to ``max_length`` tokens, by default the tokenizer's own maximum
+    (:func:`max_length_of`): a model with fewer positions (the course's have 128) needs
+    ``max_length=model.config.max_position_embeddings``, which the training loops ask for.
+    """
     texts = [s.text for s in sentences]
+    max_length = max_length_of(tokenizer, max_length)
     ids = tokenizer(texts, truncation=max_length is not None, max_length=max_length)["input_ids"]
     return Encoded(ids=list(ids), labels=[s.label for s in sentences])
 
 
+# --------------------------------------------------------------------------------------------
+# Checks of the loops' arguments, up front, so that a mistake is an error, not a silent no-op
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _number(name: str, value, *, positive: bool) -> float:
+    """A finite real ``value``, > 0 when ``positive`` else >= 0."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value < 0
+        or (positive and value == 0)
+    ):
+        bound = "> 0" if positive else ">= 0"
+        hint = " (lr=0 would train nothing)" if name == "lr" else ""
+        raise ValueError(f"expected {name} to be a finite number {bound}{hint}, got {value!r}")
+    return float(value)
+
+
+def check_data(encoded, model=None, *, labelled: bool = False) -> Encoded:
+    """``encoded`` if it can be trained or evaluated on: an :class:`Encoded` with at least one
+    sentence (and a label per sentence when ``labelled``), each no longer than ``model``'s
+    ``max_position_embeddings``. Else a ``ValueError`` (or ``TypeError``) saying what to change."""
+    if not isinstance(encoded, Encoded):
+        raise TypeError(
+            f"expected the sentences as a training.Encoded (from training.encode(sentences, tokenizer)), "
+            f"got {type(encoded).__name__}"
+        )
+    if len(encoded.ids) == 0:
+        raise ValueError("expected at least one sentence, got an empty data set (Encoded with no ids)")
+    if labelled and len(encoded.labels) != len(encoded.ids):
+        raise ValueError(f"expected a label per sentence, got {len(encoded.labels)} labels for {len(encoded.ids)} sentences")
+    limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    if isinstance(limit, int):
+        lengths = [len(ids) for ids in encoded.ids]
+        longest = max(lengths)
+        if longest > limit:
+            raise ValueError(
+                f"expected sentences of at most {limit} tokens (the model's max_position_embeddings), got one of "
+                f"{longest} tokens (sentence {lengths.index(longest)}): cut them when encoding, "
+                f"training.encode(sentences, tokenizer, max_length={limit})"
+            )
+    return encoded
+
+
+def check_schedule(*, lr, warmup, weight_decay, batch_size) -> None:
+    """The optimiser's and batching's arguments: ``lr > 0``, ``warmup >= 0`` steps, ``weight_decay >= 0``,
+    ``batch_size >= 1``, else a ``ValueError`` naming the argument and the value received."""
+    _number("lr", lr, positive=True)
+    _number("weight_decay", weight_decay, positive=False)
+    _positive_int("batch_size", batch_size)
+    if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 0:
+        raise ValueError(f"expected warmup to be a number of steps >= 0, got {warmup!r}")
+
+
+def stop_if_not_finite(loss: float, step: int, model, lr: float) -> None:
+    """Raise ``FloatingPointError`` when ``loss`` is nan or inf, naming the step and the likely cause."""
+    if math.isfinite(loss):
+        return
+    if any(not torch.isfinite(p).all() for p in model.parameters()):
+        cause = ("the model's weights already hold nan or inf (a damaged checkpoint, or an earlier step "
+                 "that overflowed): reload or re-create the model")
+    else:
+        cause = (f"the learning rate lr={lr:g} is probably too large for this model (try 10 times smaller), "
+                 "or the inputs hold ids outside the vocabulary")
+    raise FloatingPointError(f"training stopped at step {step + 1}: the loss is {loss}. Likely cause: {cause}.")
+
+
 def pad(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``B`` id lists -> ``input_ids (B, T)`` and ``attention_mask (B, T)`` (1 = real token), padded right."""
+    if len(rows) == 0:
+        raise ValueError("expected at least one row of ids to pad, got none")
     length = max(len(r) for r in rows)
     input_ids = torch.full((len(rows), length), pad_id, dtype=torch.long)
     attention_mask = torch.zeros((len(rows), length), dtype=torch.long)
@@ -95,6 +189,9 @@ def _progress(total: int, description: str, show: bool):
 
 def step_batches(n: int, batch_size: int, seed: int, steps: int):
     """Indices of each of ``steps`` batches of ``n`` examples: epoch after epoch of :func:`batch_order`."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"expected at least one example to make batches of, got n={n!r}")  # else: no end
+    batch_size = _positive_int("batch_size", batch_size)
     step, epoch = 0, 0
     while step < steps:
         for indices in batch_order(n, batch_size, seed, epoch):
@@ -154,15 +251,21 @@ def train_mlm(
     """Pre-train ``model`` (a ``*ForMaskedLM``) by masked-language modelling for ``steps`` steps.
 
     Batches and masks from :func:`mlm_batches`; AdamW, linear warm-up then linear decay (:func:`optimiser`).
+    The arguments are checked first (:func:`check_data`, :func:`check_schedule`); training stops
+    at the first loss that is nan or inf (:func:`stop_if_not_finite`).
     """
+    check_data(encoded, model)
+    steps = _positive_int("steps", steps)
+    check_schedule(lr=lr, warmup=warmup, weight_decay=weight_decay, batch_size=batch_size)
     torch.manual_seed(seed)
     optimizer, schedule = optimiser(model, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
     history = History()
     model.train()
     with _progress(steps, "masked-LM pre-training", progress) as bar:
         batches = mlm_batches(encoded, tokenizer, steps=steps, batch_size=batch_size, seed=seed)
-        for _, attention_mask, masked, labels in batches:
+        for step, (_, attention_mask, masked, labels) in enumerate(batches):
             loss = model(input_ids=masked, attention_mask=attention_mask, labels=labels).loss
+            stop_if_not_finite(loss.item(), step, model, lr)
             update(model, loss, optimizer, schedule)
             history.record(mlm=loss.item())
             bar.update(1)
@@ -185,17 +288,24 @@ def train_classifier(
     progress: bool = True,
 ) -> History:
     """Fine-tune ``model`` on ``encoded`` sentences and labels: a ``*ForSequenceClassification`` with a
-    label per sentence, or a ``*ForTokenClassification`` with a label per token (see :class:`Encoded`)."""
+    label per sentence, or a ``*ForTokenClassification`` with a label per token (see :class:`Encoded`).
+
+    ``epochs`` may be fractional (2.5); the arguments are checked first, and training stops at
+    the first loss that is nan or inf, as in :func:`train_mlm`."""
+    check_data(encoded, model, labelled=True)
+    _number("epochs", epochs, positive=True)
+    check_schedule(lr=lr, warmup=warmup, weight_decay=weight_decay, batch_size=batch_size)
     torch.manual_seed(seed)
     steps = math.ceil(epochs * math.ceil(len(encoded.ids) / batch_size))
     optimizer, schedule = optimiser(model, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
     history = History()
     model.train()
     with _progress(steps, "fine-tuning", progress) as bar:
-        for indices in step_batches(len(encoded.ids), batch_size, seed, steps):
+        for step, indices in enumerate(step_batches(len(encoded.ids), batch_size, seed, steps)):
             input_ids, attention_mask = pad([encoded.ids[i] for i in indices], pad_id)
             labels = label_tensor([encoded.labels[i] for i in indices])
             loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+            stop_if_not_finite(loss.item(), step, model, lr)
             update(model, loss, optimizer, schedule)
             history.record(loss=loss.item())
             bar.update(1)
@@ -206,6 +316,7 @@ def train_classifier(
 @torch.inference_mode()
 def mlm_accuracy(model, encoded: Encoded, tokenizer, *, batch_size: int = 256, seed: int = 1) -> float:
     """Share of masked tokens that ``model`` predicts right (top-1), under a seeded 15% / 80-10-10 mask."""
+    check_data(encoded, model)
     generator = torch.Generator().manual_seed(seed)
     model.eval()
     right = total = 0
@@ -225,6 +336,7 @@ def mlm_accuracy(model, encoded: Encoded, tokenizer, *, batch_size: int = 256, s
 @torch.inference_mode()
 def predict(model, encoded: Encoded, pad_id: int, *, batch_size: int = 256) -> np.ndarray:
     """Predicted class of every sentence: ``(N,)`` ints."""
+    check_data(encoded, model)
     model.eval()
     predictions = []
     for start in range(0, len(encoded.ids), batch_size):

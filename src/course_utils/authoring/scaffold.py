@@ -17,6 +17,7 @@ is the last lesson and still carries the scaffold's marker line (``--force`` rem
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -287,13 +288,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m course_utils.authoring.scaffold", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("name", help="the new lesson's slug, e.g. cross_attention (or NN_slug with --remove)")
+    parser.add_argument("name", nargs="?", help="the new lesson's slug, e.g. cross_attention (or NN_slug with --remove)")
     parser.add_argument("--title", help="the lesson's title (default: from the name, 'Cross attention')")
     parser.add_argument("--dry-run", action="store_true", help="print what would be written; change nothing")
     parser.add_argument("--no-execute", action="store_true", help="do not execute the lesson into its .ipynb")
     parser.add_argument("--remove", action="store_true", help="take the scaffolded lesson NN_slug back out")
     parser.add_argument("--force", action="store_true", help="with --remove: remove it even if it was edited")
+    parser.add_argument("--from-environment", action="store_true",
+                        help="read the name and title from LESSON_NAME and LESSON_TITLE (what `make new-lesson` does)")
     args = parser.parse_args(argv)
+    if args.from_environment:  # `make new-lesson`: no shell quoting between the author's words and the scaffold
+        args.name, args.title = os.environ.get("LESSON_NAME", ""), os.environ.get("LESSON_TITLE") or None
+    if not args.name:
+        parser.error("expected the lesson's NAME (a slug such as cross_attention)")
     try:
         if args.remove:
             for path in remove(args.name, force=args.force):

@@ -12,8 +12,15 @@ implementation of ``course_utils``. Then:
   of the function (:class:`Mistake`), then looks for tell-tale properties (:class:`Symptom`);
 - ``fn`` is not callable: ``TypeError``.
 
+Each call runs in the engine's sandbox (:mod:`course_utils.checks.engine`): a time limit per case
+(``engine.TIME_LIMIT_S``, 30 s), the function's printed output captured and shown cut, the
+global random generators, torch's default dtype and numpy's print options restored afterwards
+(with a warning naming what changed), inputs changed in place refused, and results of the wrong
+kind (a list where an array belongs, floats where integers or booleans belong) refused.
+
 Results are compared by value, with a tolerance, so every correct implementation passes, however
-it is written (``@``, ``np.dot``, ``einsum``, torch, float32 arithmetic).
+it is written (``@``, ``np.dot``, ``einsum``, torch, float32 arithmetic), as long as it returns
+the kind of value the next cells use.
 
 Writing a checker for a new lesson: describe the exercise with an :class:`Exercise` (its name, how
 it is called, a comparison made by :func:`close_arrays` or :func:`equal_integers`, the mistakes and

@@ -1,7 +1,8 @@
 """Checkers of lessons 04 and 05: softmax, scaled dot-product attention (with masks), split/merge heads.
 
-The references are :mod:`course_utils.attention`. Results may be numpy arrays, torch tensors or
-nested lists, in float32 or float64: they are compared by value.
+The references are :mod:`course_utils.attention`. Results may be numpy arrays or torch tensors,
+in float32 or float64: they are compared by value (a list is refused by the engine,
+:func:`course_utils.checks.engine.kind_problem`).
 
 **Attention with a mask** (the lesson 05 exercise "apply a mask inside attention") is checked by
 the same :func:`check_scaled_dot_product_attention`: it runs the masked cases whenever the learner's

@@ -1,8 +1,9 @@
 """Checkers of lesson 06: layer normalisation, an encoder block, the parameters of an encoder layer.
 
 The references are :func:`course_utils.encoder.layer_norm`, :func:`course_utils.encoder.encoder_block`
-and :func:`course_utils.encoder.encoder_layer_param_count`. Results may be numpy arrays, torch
-tensors or nested lists, in float32 or float64: they are compared by value.
+and :func:`course_utils.encoder.encoder_layer_param_count`. Results may be numpy arrays or torch
+tensors, in float32 or float64: they are compared by value (a list is refused by the engine,
+:func:`course_utils.checks.engine.kind_problem`).
 """
 
 from __future__ import annotations

@@ -1,12 +1,41 @@
-"""The machinery every checker shares: cases, known mistakes, symptoms, and the report."""
+"""The machinery every checker shares: cases, known mistakes, symptoms, and the report.
+
+The learner's function runs in a small sandbox (:func:`call_learner`), so that nothing it does
+can freeze the notebook or quietly change the rest of the lesson:
+
+- a **time limit** per case (:data:`TIME_LIMIT_S`, adjustable: ``checks.engine.TIME_LIMIT_S = 120``),
+  with a "still running" line every :data:`NOTICE_S` seconds; it uses ``signal.SIGALRM``, so it
+  works in the main thread on Linux, macOS and Colab (elsewhere the function runs unlimited);
+- its **printed output** is captured and shown once, cut to :data:`OUTPUT_LIMIT` characters;
+- the **global state** it may change (the random generators of Python, numpy and torch, torch's
+  default dtype, numpy's print options) is saved before and restored after, with a warning
+  naming what changed;
+- its **inputs** are copies, compared with the originals afterwards: a function that changes
+  its inputs in place fails, since in the lesson it would change the learner's own variables;
+- its **result** must be of the kind the reference returns: an array where an array belongs
+  (not a list), integers or booleans where those belong (the hint names the dtype).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import inspect
+import io
 import numbers
+import random
+import signal
+import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+TIME_LIMIT_S = 30.0  # per case; a correct function of the course takes well under a second
+NOTICE_S = 10.0  # a "still running" line this often while a slow function runs
+OUTPUT_LIMIT = 2000  # characters of the learner's printed output shown
 
 # A comparison returns None when ``result`` matches ``expected``, else what differs, in words.
 Comparison = Callable[[Any, Any], "str | None"]
@@ -89,8 +118,250 @@ def require_callable(name: str, fn: Any) -> None:
 
 
 def _fresh(args: tuple) -> tuple:
-    """Copies of the array arguments, so a function that writes into its inputs cannot change the cases."""
-    return tuple(arg.copy() if isinstance(arg, np.ndarray) else arg for arg in args)
+    """Deep copies of the arguments, so a function that writes into its inputs cannot change the cases."""
+    return copy.deepcopy(args)
+
+
+# --------------------------------------------------------------------------------------------
+# The sandbox around the learner's call
+
+
+class CheckFailure(AssertionError):
+    """A failure found by the sandbox (time-out, inputs changed), as opposed to an ``AssertionError``
+    raised by the learner's own code."""
+
+
+class _OutOfTime(BaseException):
+    """Raised inside the learner's function when the time limit passes (not an ``Exception``, so a
+    ``try: ... except Exception`` in the learner's loop cannot swallow it)."""
+
+
+class _CappedOutput(io.TextIOBase):
+    """A text stream that keeps the first ``limit`` characters written to it and counts the rest."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT):
+        self.limit, self.kept, self.total, self.lines = limit, [], 0, 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        room = self.limit - min(self.total, self.limit)
+        if room > 0:
+            self.kept.append(text[:room])
+        self.total += len(text)
+        self.lines += text.count("\n")
+        return len(text)
+
+    def report(self, name: str) -> str:
+        """What the function printed, cut to the limit, with how much more there was; "" if nothing."""
+        if not self.total:
+            return ""
+        shown = "".join(self.kept)
+        more = self.total - len(shown)
+        tail = f"\n… and {more:,} more characters ({self.lines:,} lines in all) not shown." if more > 0 else ""
+        return f"📝 {name} printed while being checked:\n{shown.rstrip()}{tail}"
+
+
+def _torch():
+    return sys.modules.get("torch")  # torch is only looked at when something imported it
+
+
+def _settings() -> list[tuple[str, Callable[[], Any], Callable[[Any], Any]]]:
+    """``(what, read, write)`` of each global setting a learner's function may change."""
+    rows = [
+        ("Python's random generator (random.seed?)", random.getstate, random.setstate),
+        ("numpy's global random generator (np.random.seed?)", np.random.get_state, np.random.set_state),
+        ("numpy's print options (np.set_printoptions?)", np.get_printoptions,
+         lambda options: np.set_printoptions(**options)),
+    ]
+    torch = _torch()
+    if torch is not None:
+        rows += [
+            ("torch's random generator (torch.manual_seed, or a new layer's random weights?)",
+             torch.get_rng_state, torch.set_rng_state),
+            ("torch's default dtype (torch.set_default_dtype?)", torch.get_default_dtype, torch.set_default_dtype),
+        ]
+    return rows
+
+
+def global_state() -> dict[str, Any]:
+    """The global settings a function may change: random generators, torch's default dtype, print options."""
+    return {what: read() for what, read, _ in _settings()}
+
+
+def restore_state(saved: dict[str, Any]) -> list[str]:
+    """Put back the settings of :func:`global_state`; the names of those that had changed."""
+    changed = []
+    for what, read, write in _settings():
+        if what in saved and not same_value(read(), saved[what]):
+            write(saved[what])
+            changed.append(what)
+    return changed
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` hold the same values (arrays, tensors, nested lists, dicts), nan equal to nan."""
+    torch = _torch()
+    if torch is not None and isinstance(a, torch.Tensor):
+        return (isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
+                and bool(((a == b) | (a != a) & (b != b)).all()))
+    if isinstance(a, np.ndarray):
+        return (isinstance(b, np.ndarray) and a.shape == b.shape and a.dtype == b.dtype
+                and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")))
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    try:
+        return bool(a == b) or (a != a and b != b)
+    except Exception:  # values that cannot be compared are not reported
+        return True
+
+
+@contextlib.contextmanager
+def _time_limit(name: str, case: Case, limit: float, shown):
+    """Stop the learner's call after ``limit`` seconds, printing a line to ``shown`` every :data:`NOTICE_S`."""
+    usable = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread() and limit > 0
+    if not usable:
+        yield
+        return
+    start = time.monotonic()
+
+    def alarm(signum, frame):
+        elapsed = time.monotonic() - start
+        if elapsed >= limit - 1e-3:
+            raise _OutOfTime
+        print(f"⏳ {name} is still running on the case '{case.name}' ({elapsed:.0f} s; "
+              f"the checker stops it at {limit:g} s)", file=shown, flush=True)
+        signal.setitimer(signal.ITIMER_REAL, min(NOTICE_S, limit - elapsed))  # the next notice, or the end
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, min(NOTICE_S, limit))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _argument_names(fn: Callable[..., Any], n: int) -> list[str]:
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    return [names[i] if i < len(names) else f"argument {i + 1}" for i in range(n)]
+
+
+@dataclass
+class Sandbox:
+    """What :func:`call_learner` saw over a check: printed output, global settings changed."""
+
+    output: _CappedOutput = field(default_factory=_CappedOutput)
+    changed: list[str] = field(default_factory=list)
+
+    def report(self, name: str) -> None:
+        """Print the learner's output (cut) and a warning for each global setting it changed."""
+        text = self.output.report(name)
+        if text:
+            print(text)
+        if self.changed:
+            print(f"⚠️ {name} changed {', '.join(self.changed)}. The checker put it back, so the rest of the "
+                  "lesson runs as in the book.")
+
+
+def call_learner(exercise: Exercise, fn: Callable[..., Any], case: Case, sandbox: Sandbox,
+                 time_limit: float | None = None) -> Any:
+    """``fn(*copies of case.args)`` in the sandbox: time limit, output captured, global state
+    restored, inputs compared afterwards. Raises ``AssertionError`` for a time-out or changed inputs."""
+    limit = TIME_LIMIT_S if time_limit is None else time_limit
+    args, shown, saved = _fresh(case.args), sys.stdout, global_state()
+    try:
+        with _time_limit(exercise.name, case, limit, shown), contextlib.redirect_stdout(sandbox.output), \
+                contextlib.redirect_stderr(sandbox.output):
+            result = fn(*args)
+    except _OutOfTime:
+        raise CheckFailure(
+            f"{exercise.name} did not return within {limit:g} s on the case '{case.name}': is there an "
+            "infinite loop (a `while` whose condition never becomes false)? If the function is only slow, "
+            f"allow more time with course_utils.checks.engine.TIME_LIMIT_S = {4 * limit:g}."
+        ) from None
+    finally:
+        sandbox.changed += [name for name in restore_state(saved) if name not in sandbox.changed]
+    for name, before, after in zip(_argument_names(fn, len(args)), case.args, args):
+        if not same_value(before, after):
+            raise CheckFailure(
+                f"{exercise.name} changed its input `{name}` in place on the case '{case.name}'. In the lesson "
+                f"that changes your own variable too, so re-running a cell gives other numbers. Work on new "
+                f"values instead (x = x - m, not x -= m; or x = x.copy() first)."
+            )
+    return result
+
+
+def _dtype_kind(value: Any) -> str | None:
+    """``"b"`` (booleans), ``"i"`` (integers), ``"f"`` (floats) of an array or tensor, else None."""
+    torch = _torch()
+    if torch is not None and isinstance(value, torch.Tensor):
+        return "b" if value.dtype == torch.bool else "f" if value.is_floating_point() or value.is_complex() else "i"
+    if isinstance(value, np.ndarray):
+        return {"b": "b", "i": "i", "u": "i", "f": "f", "c": "f"}.get(value.dtype.kind)
+    return None
+
+
+KINDS = {"b": "booleans", "i": "integers", "f": "floats"}
+
+
+def kind_problem(result: Any, expected: Any) -> str | None:
+    """What is wrong with the *kind* of ``result``, given the reference's ``expected``, else None.
+
+    Where the reference returns an array or tensor of at least one axis, a Python list or tuple
+    is refused (the next cell's ``.shape``, ``@`` or ``~`` would break); where it returns booleans
+    (a mask), the result must be booleans (``~`` of the integer 1 is -2, not False); where it
+    returns integers (ids, indices, counts), floats are refused. Tuples of results (``(output,
+    weights)``) and lists of integers are checked item by item. Other odd results (a string, a
+    scalar) are left to the exercise's comparison, which names the shape or type it expected.
+    """
+    if isinstance(expected, tuple) and isinstance(result, (tuple, list)) and len(result) == len(expected):
+        return next((p for r, e in zip(result, expected) if (p := kind_problem(r, e))), None)
+    wanted = _dtype_kind(expected)
+    if wanted is not None and np.ndim(expected) >= 1:
+        if isinstance(result, (list, tuple)):
+            return (f"expected an array (numpy or torch), got a {type(result).__name__}: return np.asarray(...) "
+                    "of it, as the next cells use array operations (.shape, @)")
+        got = _dtype_kind(result)
+        if got is not None and got != wanted and (wanted == "b" or (wanted == "i" and got == "f")):
+            return (f"the dtype is wrong: expected {KINDS[wanted]} (dtype {expected.dtype}), got {KINDS[got]} "
+                    f"(dtype {result.dtype}); the values may print alike, but the next cells need {KINDS[wanted]}")
+    if isinstance(expected, numbers.Integral) and not isinstance(expected, bool):
+        if isinstance(result, numbers.Real) and not isinstance(result, numbers.Integral):
+            return (f"expected an integer, got the {type(result).__name__} {result!r}: use integer arithmetic "
+                    "(//, not /) or int(...)")
+    if isinstance(expected, list) and isinstance(result, (list, tuple)) and len(result) == len(expected):
+        return next((p for r, e in zip(result, expected)
+                     if isinstance(e, numbers.Integral) and (p := kind_problem(r, e))), None)
+    return None
+
+
+def dtype_hint(result: Any, expected: Any) -> str | None:
+    """A hint when the dtype alone makes a result wrong: the same values (at float32 precision) in
+    another dtype than the reference's (``float32`` where ``float64`` is expected, floats where
+    integers are)."""
+    if isinstance(expected, tuple) and isinstance(result, (tuple, list)) and len(result) == len(expected):
+        return next((h for r, e in zip(result, expected) if (h := dtype_hint(r, e))), None)
+    if _dtype_kind(result) is None or _dtype_kind(expected) is None:
+        return None
+    if str(result.dtype).removeprefix("torch.") == str(expected.dtype).removeprefix("torch."):
+        return None  # the same dtype: the values differ
+    try:
+        values = np.asarray(result.detach().cpu() if hasattr(result, "detach") else result, dtype=np.float64)
+        close = values.shape == np.shape(expected) and np.allclose(values, np.asarray(expected, np.float64),
+                                                                   rtol=1e-5, atol=1e-6)
+    except (TypeError, ValueError):
+        return None
+    got, wanted = (str(x.dtype).removeprefix("torch.") for x in (result, expected))
+    return (f"the numbers look right, but the result has dtype {got} where the reference has {wanted}: "
+            f"compute in {wanted} (convert with .astype / .to) so they match to the last digit") if close else None
 
 
 def diagnose(exercise: Exercise, result: Any, case: Case) -> str:
@@ -112,38 +383,52 @@ def diagnose(exercise: Exercise, result: Any, case: Case) -> str:
     return exercise.fallback
 
 
-def run_checks(exercise: Exercise, fn: Callable[..., Any], cases: Sequence[Case]) -> bool:
+def run_checks(exercise: Exercise, fn: Callable[..., Any], cases: Sequence[Case], *,
+               time_limit: float | None = None) -> bool:
     """Run ``fn`` on every case and report: the engine of every checker.
 
     Returns ``True`` when all cases pass (after printing :func:`success_message`), ``False`` when
     ``fn`` raises ``NotImplementedError`` (after printing :func:`not_attempted_message`). Raises
-    ``AssertionError`` on the first failing case, with the case, what differs and a hint;
-    ``TypeError`` when ``fn`` is not callable.
+    ``AssertionError`` on the first failing case, with the case, what differs and a hint: a wrong
+    value, a result of the wrong kind (:func:`kind_problem`), inputs changed in place, or no
+    return within ``time_limit`` seconds (default :data:`TIME_LIMIT_S`); ``TypeError`` when ``fn``
+    is not callable. Each call runs in the sandbox of :func:`call_learner`; what the function
+    printed, and the global settings it changed, are reported at the end, whatever the outcome.
     """
     require_callable(exercise.name, fn)
-    for case in cases:
-        try:
-            result = fn(*_fresh(case.args))
-        except NotImplementedError:
-            print(not_attempted_message(exercise.name))
-            return False
-        except Exception as error:
-            hint = f"\nHint: {exercise.on_error}" if exercise.on_error else ""
-            raise AssertionError(
-                f"{exercise.name} raised {type(error).__name__} on the case '{case.name}': {error}\n"
-                f"The checker calls {exercise.call}.{hint}"
-            ) from error
-        if result is None:
-            raise AssertionError(
-                f"{exercise.name} returned None on the case '{case.name}': did you forget the `return`?"
-            )
-        problem = exercise.compare(result, case.expected)
-        if problem is not None:
-            hint = diagnose(exercise, result, case)
-            raise AssertionError(
-                f"{exercise.name} is not right yet on the case '{case.name}': {problem}."
-                + (f"\nHint: {hint}" if hint else "")
-            )
+    sandbox = Sandbox()
+    try:
+        for case in cases:
+            try:
+                result = call_learner(exercise, fn, case, sandbox, time_limit)
+            except NotImplementedError:
+                print(not_attempted_message(exercise.name))
+                return False
+            except CheckFailure:
+                raise
+            except Exception as error:
+                hint = f"\nHint: {exercise.on_error}" if exercise.on_error else ""
+                raise AssertionError(
+                    f"{exercise.name} raised {type(error).__name__} on the case '{case.name}': {error}\n"
+                    f"The checker calls {exercise.call}.{hint}"
+                ) from error
+            if result is None:
+                raise AssertionError(
+                    f"{exercise.name} returned None on the case '{case.name}': did you forget the `return`?"
+                )
+            problem = exercise.compare(result, case.expected)
+            if problem is None:  # right values: are they of the kind the next cells need?
+                problem = kind_problem(result, case.expected)
+            if problem is not None:
+                hint = diagnose(exercise, result, case)
+                if hint == exercise.fallback:  # no known mistake: is the dtype alone wrong?
+                    hint = dtype_hint(result, case.expected) or hint
+                raise AssertionError(
+                    f"{exercise.name} is not right yet on the case '{case.name}': {problem}."
+                    + (f"\nHint: {hint}" if hint else "")
+                )
+    finally:
+        sandbox.report(exercise.name)
     print(success_message(exercise.name, len(cases)))
     return True
 
@@ -176,8 +461,8 @@ def close_arrays(axes: Sequence[str], *, atol: float = 1e-4, rtol: float = 1e-4)
 def equal_integers(what: str) -> Comparison:
     """An exact comparison of whole numbers; ``what`` names the quantity (``"parameters"``).
 
-    Integers of any type pass; so do floats holding a whole number. The message does not give the
-    right answer away.
+    Integers of any type pass (a float is turned away before, by :func:`kind_problem`). The
+    message does not give the right answer away.
     """
 
     def compare(result: Any, expected: Any) -> str | None:

