@@ -111,6 +111,10 @@ JUNIT = textwrap.dedent("""\
     <testcase classname="lessons.05_masking.ipynb" name="Cell 7" file="lessons/05_masking.ipynb">
       <failure message="Error">Traceback ...
     ImportError: cannot import name 'eager_attention_forward'</failure></testcase>
+    <testcase classname="lessons.08_using_distilbert.ipynb" name="Cell 8" file="lessons/08_using_distilbert.ipynb">
+      <failure message="#x1B[91mNotebook cell execution failed#x1B[0m">#x1B[94mCell 8: Timeout of 600 seconds exceeded executing cell
+    ...
+    #x1B[31mKeyboardInterrupt#x1B[39m: </failure></testcase>
     </testsuite></testsuites>
     """)
 
@@ -119,8 +123,9 @@ def test_read_junit_counts_cells_per_lesson_and_names_each_failure(tmp_path):
     report = tmp_path / "junit.xml"
     report.write_text(JUNIT)
     cells, failures = compat.read_junit(report)
-    assert cells == {"00_welcome": (2, 2), "05_masking": (1, 2)}
-    assert failures == ["05_masking Cell 7: ImportError: cannot import name 'eager_attention_forward'"]
+    assert cells == {"00_welcome": (2, 2), "05_masking": (1, 2), "08_using_distilbert": (0, 1)}
+    assert failures == ["05_masking Cell 7: ImportError: cannot import name 'eager_attention_forward'",
+                        "08_using_distilbert Cell 8: Timeout of 600 seconds exceeded executing cell"]
 
 
 def test_the_table_marks_failed_lessons_and_a_failed_stack_fails(tmp_path):
@@ -128,10 +133,10 @@ def test_the_table_marks_failed_lessons_and_a_failed_stack_fails(tmp_path):
     report.write_text(JUNIT)
     result = compat.Result(compat.STACKS[0], install_s=61, run_s=200)
     result.cells, result.failures = compat.read_junit(report)
-    lessons = [ROOT / "lessons" / f"{n}.md" for n in ("00_welcome", "05_masking", "08_using_distilbert")]
+    lessons = [ROOT / "lessons" / f"{n}.md" for n in ("00_welcome", "05_masking", "07_distillation")]
     table = compat.table([result], lessons)
     assert "| 00_welcome | 2/2 |" in table and "| 05_masking | 1/2 FAILED |" in table
-    assert "| 08_using_distilbert | not run |" in table and "| install (s) | 61 |" in table
+    assert "| 07_distillation | not run |" in table and "| install (s) | 61 |" in table
     assert not result.ok
     result.failures = []
     assert result.ok

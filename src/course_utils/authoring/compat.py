@@ -230,10 +230,18 @@ def read_junit(report: Path) -> tuple[dict[str, tuple[int, int]], list[str]]:
             cells[lesson] = [passed + 1, total + 1]
         elif case.find("skipped") is None:
             cells[lesson] = [passed, total + 1]
-            text = (problem.text or problem.get("message") or "").strip()  # the traceback's last line
-            last = [line for line in text.splitlines() if line.strip()][-1:] or ["(no message)"]
-            failures.append(f"{lesson} {case.get('name')}: {last[0][:300]}")
+            failures.append(f"{lesson} {case.get('name')}: {_reason(problem.text or problem.get('message') or '')}")
     return {k: (v[0], v[1]) for k, v in cells.items()}, failures
+
+
+def _reason(text: str) -> str:
+    """The line of a failed cell's report that says why: a timeout, else the traceback's last line."""
+    text = re.sub(r"(?:#x1B|\x1b)\[[0-9;]*m", "", text)  # nbval colours its report
+    timeout = re.search(r"Timeout of \d+ seconds exceeded[^\n]*", text)
+    if timeout:
+        return timeout.group(0)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "(no message)"
 
 
 def table(results: list[Result], lessons: list[Path]) -> str:
