@@ -295,7 +295,7 @@ def test_the_live_app_redraws_and_reports_bad_input(encoder, tokenizer, capsys):
     example.value = EXAMPLES["two dogs"]
     assert text.value == EXAMPLES["two dogs"] and drawn[-1] == (EXAMPLES["two dogs"], 3, 2)
     text.value = "   "
-    assert message.value.startswith("⚠️ expected some text to explore, got an empty text")
+    assert message.value.startswith("Cannot explore this text: expected some text to explore, got an empty text")
     text.value = "I love NLP!"
     assert "became [UNK]" in message.value and "Layer 3, head 2" in message.value
     capsys.readouterr()  # outside a kernel, the figures are printed

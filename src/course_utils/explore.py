@@ -517,9 +517,9 @@ class AttentionExplorer:
             try:
                 fig, verdict = self.head_view(text.value, layer.value, head.value)
             except ValueError as error:
-                fig, lines = None, [f"⚠️ {error}"]
+                fig, lines = None, [f"Cannot explore this text: {error}"]
             else:
-                lines = [f"ℹ️ {notice}" for notice in self.analyse(text.value)[0].notices] + [verdict]
+                lines = [f"Note: {notice}" for notice in self.analyse(text.value)[0].notices] + [verdict]
             message.value = "<br>".join(html.escape(line) for line in lines)
             with shown:
                 shown.clear_output(wait=True)
