@@ -44,12 +44,15 @@ FIGURE_OVERLAPS = """() => {
     div.querySelectorAll('.gtitle').forEach(el => add('title', el));
     div.querySelectorAll('g.legend').forEach(el => add('legend', el));
     div.querySelectorAll('.xtitle, .ytitle').forEach(el => add('axis title', el));
-    div.querySelectorAll('g.annotation').forEach(el => add('annotation', el));
+    // panel titles and labels placed on the figure (paper coordinates), not labels of data points
+    div.querySelectorAll('g.annotation').forEach(el => {
+      const note = ((div.layout || {}).annotations || [])[Number(el.dataset.index)] || {};
+      if (note.xref === 'paper' || note.yref === 'paper') add('annotation', el);
+    });
     div.querySelectorAll('g.updatemenu-container').forEach(el => add('menu', el));
     div.querySelectorAll('g.slider-container').forEach(el => add('slider', el));
-    div.querySelectorAll('.modebar-container .modebar').forEach(el => {
-      if (getComputedStyle(el).opacity !== '0') add('mode bar', el);
-    });
+    // the mode bar shows on hover (and on a tap on a touch screen): counted wherever plotly draws one
+    div.querySelectorAll('.modebar-container .modebar').forEach(el => add('mode bar', el));
     return found;
   };
   const meet = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;

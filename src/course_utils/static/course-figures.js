@@ -15,7 +15,7 @@
  *   the learning path in one column); a diagram (hidden axes, boxes drawn as shapes) that has none
  *   is drawn at DIAGRAM_MIN_PX at least and scrolls sideways inside its own box;
  * - an explorer (a figure with a slider or a menu) fits the height of a laptop screen;
- * - log axes spanning two powers of ten or more label the powers of ten only (not 2 and 5);
+ * - log axes spanning a power of ten or more label the powers of ten only (not bare 2 and 5);
  * - in dark mode the figure's background, text and grid follow the page's colours.
  *
  * Figures are drawn one per task, so the page paints first; window.courseFigures.ready resolves
@@ -27,9 +27,14 @@
   var NARROW_PX = 640; // below this width: legends under the plot, panels stacked, no mode bar
   var MIN_TEXT_PX = 10; // the smallest font a heatmap value is written in
   var STACK_AT_MOST = 4; // panels stacked on narrow screens; larger grids keep their layout
-  var PANEL_GAP_PX = 70; // between stacked panels: room for a panel's axis labels and title
+  var PANEL_GAP_PX = 80; // between stacked panels: room for a panel's axis labels and title
   var DIAGRAM_MIN_PX = 800; // a diagram narrower than this would write its boxes' text over each other
   var SCREEN_MARGIN_PX = 40; // an explorer leaves this much of the screen's height around it
+  var LOG_TICK_PX = 40; // a log axis's labels stand at least this far apart
+  var TITLE_TOP_PX = 8; // a title's distance from the top of its figure, at least
+  var MODE_BAR_PX = 150; // the mode bar's width, kept free of the title's lines
+  var MODE_BAR_DROPPED = ["select2d", "lasso2d", "zoomIn2d", "zoomOut2d", "autoScale2d"];
+  var MENU_RAISE_PX = 30; // a raised menu's clearance above the panel titles
   var FONT = '"Open Sans", verdana, arial, sans-serif';
   var DARK = { paper: "#1e2228", text: "#e6e6e6", grid: "#3a4049", line: "#8a929c", menu: "#2c323a" };
 
@@ -74,17 +79,57 @@
     return lines.map(function (line) { return line.replace(/\u0001/g, " "); });
   }
 
-  function fitTitle(layout, width) {
+  /* The title wrapped to the figure's width (less the mode bar's, which shows on hover at the top
+   * right), pinned to the top; returns the height its added lines take. */
+  function fitTitle(layout, width, modeBar) {
     var text = titleText(layout);
     if (!text) return 0;
     var title = typeof layout.title === "object" ? layout.title : { text: text };
     var size = (title.font && title.font.size) || (width < NARROW_PX ? 15 : 17);
     var before = text.split(/<br\s*\/?>/i).length;
-    var lines = wrap(text, width - 24, size);
+    var lines = wrap(text, width - 24 - (modeBar ? MODE_BAR_PX : 0), size);
     title.text = lines.join("<br>");
     title.font = Object.assign({}, title.font, { size: size });
+    if (title.y === undefined && lines.length > 1) {
+      Object.assign(title, { y: 1, yref: "container", yanchor: "top", pad: { t: 12 } });
+    }
     layout.title = title;
     return (lines.length - before) * Math.round(size * 1.3);
+  }
+
+  /* x-axis titles wrapped to the figure's width; returns the height their added lines take. */
+  function fitAxisTitles(layout, width) {
+    var added = 0;
+    axisKeys(layout, "x").forEach(function (key) {
+      var title = layout[key].title;
+      var text = title && (typeof title === "object" ? title.text : title);
+      if (!text) return;
+      var size = (title.font && title.font.size) || (layout.font && layout.font.size) || 14;
+      // centred on the plot area: no wider than twice its centre's distance to the nearer edge
+      var plotWidth = width - layout.margin.l - layout.margin.r;
+      var room = plotWidth + 2 * Math.min(layout.margin.l, layout.margin.r) - 10;
+      var lines = wrap(text, room, size);
+      var extra = (lines.length - text.split(/<br\s*\/?>/i).length) * Math.round(size * 1.3);
+      layout[key].title = Object.assign(typeof title === "object" ? title : {}, { text: lines.join("<br>") });
+      added = Math.max(added, extra);
+    });
+    layout.margin.b += added;
+    return added;
+  }
+
+  /* On a narrow screen, a menu at the top right rises above the panel titles; returns the height added. */
+  function fitMenus(layout, width) {
+    if (width >= NARROW_PX) return 0;
+    var raised = 0;
+    (layout.updatemenus || []).forEach(function (menu) {
+      if ((menu.y === undefined ? 1 : menu.y) >= 1 && (menu.x === undefined ? -0.05 : menu.x) >= 0.5) {
+        menu.pad = Object.assign({}, menu.pad, { b: ((menu.pad || {}).b || 0) + MENU_RAISE_PX });
+        menu.yanchor = "bottom";
+        raised = MENU_RAISE_PX;
+      }
+    });
+    layout.margin.t += raised;
+    return raised;
   }
 
   function legendEntries(fig) {
@@ -103,10 +148,15 @@
     });
   }
 
-  /* On a narrow screen, the legend goes under the plot in rows; returns the height it adds. */
+  function isAbovePlot(legend) {
+    return legend && legend.orientation === "h" && (legend.y === undefined || legend.y >= 1);
+  }
+
+  /* The legend goes under the plot, in rows, on a narrow screen, and at any width where it would
+   * stand above the plot (beside the title); returns the height it adds. */
   function fitLegend(fig, width) {
     var entries = legendEntries(fig);
-    if (width >= NARROW_PX || !entries.length) return 0;
+    if (!entries.length || (width >= NARROW_PX && !isAbovePlot(fig.layout.legend))) return 0;
     var size = 12;
     var rows = 1;
     var used = 0;
@@ -128,7 +178,7 @@
       yanchor: "bottom",
       yref: "container",
       font: { size: size },
-      title: legendTitle ? { text: legendTitle, side: "top left" } : undefined,
+      title: legendTitle ? { text: legendTitle, side: "top" } : undefined,
       itemclick: (fig.layout.legend || {}).itemclick,
     };
     if (legendTitle) height += size + 8;
@@ -140,34 +190,47 @@
     return Object.keys(layout).filter(function (key) { return new RegExp("^" + letter + "axis\\d*$").test(key); });
   }
 
-  /* Side-by-side panels, one above the other on a narrow screen; returns the height it adds. */
+  /* On a narrow screen, panels one above the other (side-by-side ones stacked), each panel title
+   * wrapped to the width with room made for its lines above the panel. Grids of more than
+   * STACK_AT_MOST panels keep their layout. The added height goes into layout.height. */
   function stackPanels(fig, width) {
     var layout = fig.layout;
-    if (width >= NARROW_PX) return 0;
+    if (width >= NARROW_PX) return;
     var panels = axisKeys(layout, "x").map(function (key) {
       var x = layout[key];
       var yKey = "yaxis" + (x.anchor || "y").slice(1);
-      return { x: x, y: layout[yKey], xd: (x.domain || [0, 1]).slice(), yd: ((layout[yKey] || {}).domain || [0, 1]).slice() };
-    }).filter(function (panel) { return panel.y; });
-    var sideBySide = panels.some(function (a) {
-      return panels.some(function (b) { return a !== b && a.yd[0] === b.yd[0] && a.xd[0] !== b.xd[0]; });
-    });
-    if (!sideBySide || panels.length > STACK_AT_MOST) return 0;
+      return { x: x, y: layout[yKey], xd: (x.domain || [0, 1]).slice(), yd: ((layout[yKey] || {}).domain || [0, 1]).slice(), extra: 0 };
+    }).filter(function (panel) { return panel.y && panel.x.visible !== false; });
+    if (panels.length < 2 || panels.length > STACK_AT_MOST) return;
     var margin = layout.margin;
     var plotHeight = layout.height - margin.t - margin.b;
+    var plotWidth = width - (margin.l || 0) - (margin.r || 0);
     panels.sort(function (a, b) { return b.yd[1] - a.yd[1] || a.xd[0] - b.xd[0]; });
     panels.forEach(function (panel) { panel.px = plotHeight * (panel.yd[1] - panel.yd[0]); });
-    var newHeight = panels.reduce(function (sum, panel) { return sum + panel.px; }, 0) + PANEL_GAP_PX * (panels.length - 1);
-    var top = newHeight;
-    panels.forEach(function (panel) {
-      panel.newYd = [(top - panel.px) / newHeight, top / newHeight];
-      top -= panel.px + PANEL_GAP_PX;
-    });
-    // Paper-anchored annotations (panel titles) move with the panel they sit on.
+    // Paper-anchored annotations (panel titles) go with the panel they sit on, wrapped to its width.
+    var notes = [];
     (layout.annotations || []).forEach(function (note) {
-      if (note.xref !== "paper" || note.yref !== "paper") return;
+      if (note.xref !== "paper" || note.yref !== "paper" || note.showarrow) return;
       var panel = panels.find(function (p) { return note.x >= p.xd[0] - 1e-6 && note.x <= p.xd[1] + 1e-6 && Math.abs(note.y - p.yd[1]) < 0.2; });
       if (!panel) return;
+      var size = Math.min((note.font && note.font.size) || 16, 14);
+      var lines = wrap(String(note.text || ""), plotWidth - 10, size);
+      note.text = lines.join("<br>");
+      note.font = Object.assign({}, note.font, { size: size });
+      panel.extra = Math.max(panel.extra, (lines.length - 1) * Math.round(size * 1.3));
+      notes.push({ note: note, panel: panel });
+    });
+    var gaps = panels.map(function (panel, i) { return i === 0 ? 0 : PANEL_GAP_PX + panel.extra; });
+    var newHeight = panels.reduce(function (sum, panel, i) { return sum + panel.px + gaps[i]; }, 0);
+    var top = newHeight;
+    panels.forEach(function (panel, i) {
+      top -= gaps[i];
+      panel.newYd = [(top - panel.px) / newHeight, top / newHeight];
+      top -= panel.px;
+    });
+    notes.forEach(function (item) {
+      var note = item.note;
+      var panel = item.panel;
       note.x = (note.x - panel.xd[0]) / (panel.xd[1] - panel.xd[0]);
       note.y = panel.newYd[1] + ((note.y - panel.yd[1]) * plotHeight) / newHeight;
     });
@@ -182,14 +245,15 @@
         if (domain) trace.colorbar = Object.assign({}, trace.colorbar, { x: 1.02, y: (domain[0] + domain[1]) / 2, len: domain[1] - domain[0] });
       }
     });
-    var added = newHeight - plotHeight;
-    layout.height += added;
-    return 0; // the height is already in layout.height
+    margin.t += panels[0].extra;
+    layout.height += newHeight - plotHeight + panels[0].extra;
   }
 
   function narrowMargins(layout, width) {
-    if (width >= NARROW_PX) return;
     var margin = layout.margin;
+    if (margin.l === undefined) margin.l = 80;
+    if (margin.r === undefined) margin.r = 80;
+    if (width >= NARROW_PX) return;
     margin.l = Math.min(margin.l === undefined ? 80 : margin.l, 64);
     margin.r = Math.min(margin.r === undefined ? 80 : margin.r, 24);
   }
@@ -253,29 +317,58 @@
     layout.height = layout.height || 450;
     layout.margin = Object.assign({ t: 100, b: 80 }, layout.margin);
     narrowMargins(layout, width);
-    var added = fitTitle(layout, width);
+    var touch = window.matchMedia && window.matchMedia("(hover: none)").matches;
+    var modeBar = !(width < NARROW_PX || touch);
+    var added = fitTitle(layout, width, modeBar);
     layout.margin.t += added;
     layout.height += added;
+    layout.height += fitMenus(layout, width);
+    layout.height += fitAxisTitles(layout, width);
     stackPanels(fig, width);
     layout.height += fitLegend(fig, width);
     fitScreenHeight(layout, width);
-    var touch = window.matchMedia && window.matchMedia("(hover: none)").matches;
     fig.config.responsive = true;
-    fig.config.displayModeBar = width < NARROW_PX || touch ? false : "hover";
+    fig.config.displayModeBar = modeBar ? "hover" : false;
     fig.config.displaylogo = false;
+    fig.config.modeBarButtonsToRemove = MODE_BAR_DROPPED;
     if (isDark()) darken(fig);
     return fig;
   }
 
-  /* Log axes that span two powers of ten or more: a label at each power of ten only. */
+  /* A pinned title of several lines that plotly draws partly above the figure moves down into it. */
+  function clearTitle(div) {
+    var title = div.querySelector(".gtitle");
+    var layout = div.layout;
+    if (!title || !layout.title || layout.title.yref !== "container") return Promise.resolve();
+    var above = TITLE_TOP_PX - (title.getBoundingClientRect().top - div.getBoundingClientRect().top);
+    if (above <= 0) return Promise.resolve();
+    return window.Plotly.relayout(div, { "title.y": (layout.title.y === undefined ? 1 : layout.title.y) - above / layout.height });
+  }
+
+  /* A slider drawn under the plot moves down until the x-axis title above it is clear of it. */
+  function clearSlider(div) {
+    var slider = div.querySelector("g.slider-container");
+    var titles = div.querySelectorAll(".xtitle");
+    if (!slider || !titles.length || !(div.layout.sliders || []).length) return Promise.resolve();
+    var bottom = Math.max.apply(null, Array.prototype.map.call(titles, function (t) { return t.getBoundingClientRect().bottom; }));
+    var overlap = bottom + 6 - slider.getBoundingClientRect().top;
+    if (overlap <= 0) return Promise.resolve();
+    var pad = (div.layout.sliders[0].pad || {}).t || 0;
+    var changes = { "sliders[0].pad.t": pad + overlap, height: div.layout.height + overlap, "margin.b": div.layout.margin.b + overlap };
+    div.style.height = div.layout.height + overlap + "px";
+    return window.Plotly.relayout(div, changes);
+  }
+
+  /* Log axes that span a power of ten or more label powers of ten only, not the 2 and 5 between
+   * them plotly picks (its "D1"/"D2" ticks), one label per LOG_TICK_PX of axis at most. */
   function fitLogAxes(div) {
     var changes = {};
     ["x", "y"].forEach(function (letter) {
       axisKeys(div._fullLayout, letter).forEach(function (key) {
         var axis = div._fullLayout[key];
-        var user = div.layout[key] || {};
-        if (axis.type === "log" && user.dtick === undefined && Math.abs(axis.range[1] - axis.range[0]) >= 2) {
-          changes[key + ".dtick"] = 1;
+        var span = Math.abs(axis.range[1] - axis.range[0]);
+        if (axis.type === "log" && String(axis.dtick).charAt(0) === "D" && span >= 1) {
+          changes[key + ".dtick"] = Math.max(1, Math.ceil(span / Math.max(2, axis._length / LOG_TICK_PX)));
         }
       });
     });
@@ -340,7 +433,10 @@
         figure.div.on("plotly_sliderchange", function () { rewrapTitle(figure); });
         figure.div.on("plotly_buttonclicked", function () { rewrapTitle(figure); });
       }
-      return fitLogAxes(figure.div).then(function () { return fitHeatmapText(figure.div); });
+      return fitLogAxes(figure.div)
+        .then(function () { return fitHeatmapText(figure.div); })
+        .then(function () { return clearSlider(figure.div); })
+        .then(function () { return clearTitle(figure.div); });
     });
   }
 
