@@ -27,7 +27,9 @@
   var NARROW_PX = 640; // below this width: legends under the plot, panels stacked, no mode bar
   var MIN_TEXT_PX = 10; // the smallest font a heatmap value is written in
   var STACK_AT_MOST = 4; // panels stacked on narrow screens; larger grids keep their layout
-  var PANEL_GAP_PX = 80; // between stacked panels: room for a panel's axis labels and title
+  var PANEL_TITLE_PX = 28; // between stacked panels: a panel's title (one line) ...
+  var AXIS_TITLE_PX = 30; // ... the x-axis title of the panel above ...
+  var TICK_LABELS_PX = 24; // ... and its tick labels, when they stand level
   var DIAGRAM_MIN_PX = 800; // a diagram narrower than this would write its boxes' text over each other
   var SCREEN_MARGIN_PX = 40; // an explorer leaves this much of the screen's height around it
   var LOG_TICK_PX = 40; // a log axis's labels stand at least this far apart
@@ -104,7 +106,7 @@
       var title = layout[key].title;
       var text = title && (typeof title === "object" ? title.text : title);
       if (!text) return;
-      var size = (title.font && title.font.size) || (layout.font && layout.font.size) || 14;
+      var size = (title.font && title.font.size) || Math.round(((layout.font && layout.font.size) || 12) * 1.2); // plotly's
       // centred on the plot area: no wider than twice its centre's distance to the nearer edge
       var plotWidth = width - layout.margin.l - layout.margin.r;
       var room = plotWidth + 2 * Math.min(layout.margin.l, layout.margin.r) - 10;
@@ -199,7 +201,7 @@
     var panels = axisKeys(layout, "x").map(function (key) {
       var x = layout[key];
       var yKey = "yaxis" + (x.anchor || "y").slice(1);
-      return { x: x, y: layout[yKey], xd: (x.domain || [0, 1]).slice(), yd: ((layout[yKey] || {}).domain || [0, 1]).slice(), extra: 0 };
+      return { key: key, x: x, y: layout[yKey], xd: (x.domain || [0, 1]).slice(), yd: ((layout[yKey] || {}).domain || [0, 1]).slice(), extra: 0 };
     }).filter(function (panel) { return panel.y && panel.x.visible !== false; });
     if (panels.length < 2 || panels.length > STACK_AT_MOST) return;
     var margin = layout.margin;
@@ -220,7 +222,9 @@
       panel.extra = Math.max(panel.extra, (lines.length - 1) * Math.round(size * 1.3));
       notes.push({ note: note, panel: panel });
     });
-    var gaps = panels.map(function (panel, i) { return i === 0 ? 0 : PANEL_GAP_PX + panel.extra; });
+    var gaps = panels.map(function (panel, i) {
+      return i === 0 ? 0 : panel.extra + PANEL_TITLE_PX + tickLabelsHeight(fig, panels[i - 1], plotWidth) + (panels[i - 1].x.title ? AXIS_TITLE_PX : 0);
+    });
     var newHeight = panels.reduce(function (sum, panel, i) { return sum + panel.px + gaps[i]; }, 0);
     var top = newHeight;
     panels.forEach(function (panel, i) {
@@ -247,6 +251,19 @@
     });
     margin.t += panels[0].extra;
     layout.height += newHeight - plotHeight + panels[0].extra;
+  }
+
+  /* The height an x axis's tick labels take: category labels too long for their slot stand rotated. */
+  function tickLabelsHeight(fig, panel, plotWidth) {
+    var id = "x" + panel.key.slice(5);
+    var labels = [];
+    fig.data.forEach(function (trace) {
+      if ((trace.xaxis || "x") === id && Array.isArray(trace.x)) labels = labels.concat(trace.x.filter(function (v) { return typeof v === "string"; }));
+    });
+    if (!labels.length) return TICK_LABELS_PX;
+    var longest = Math.max.apply(null, labels.map(function (label) { return textWidth(label, 12); }));
+    var slot = plotWidth / new Set(labels).size;
+    return longest + 4 > slot ? longest + 12 : TICK_LABELS_PX;
   }
 
   function narrowMargins(layout, width) {
