@@ -110,7 +110,7 @@ def open_page(browser, url: str, viewport: dict, *, phone: bool = False, dark: b
     if dark:
         context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
     tab = context.new_page()
-    tab.goto(url, wait_until="load")
+    tab.goto(url, wait_until="networkidle")  # networkidle: index.html redirects
     tab.wait_for_function(FIGURES_DRAWN, timeout=30_000)
     tab.wait_for_timeout(200)
     return context, tab
@@ -128,7 +128,7 @@ def _first_contentful_paint(browser, url: str) -> float:
     tab = context.new_page()
     cdp = context.new_cdp_session(tab)
     cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
-    tab.goto(url, wait_until="load")
+    tab.goto(url, wait_until="networkidle")
     fcp = tab.evaluate(
         "() => new Promise(done => { const seen = () => performance.getEntriesByName('first-contentful-paint');"
         " if (seen().length) return done(seen()[0].startTime);"
@@ -164,6 +164,10 @@ def measure(browser, base_url: str, page: str, screenshots: Path | None = None) 
     result["render_blocking_scripts"] = tab.evaluate(
         "() => [...document.head.querySelectorAll('script[src]')].filter(s => !s.defer && !s.async).map(s => s.src)"
     )
+    # the course's own scripts (plotly.js, MathJax, course-*.js); the theme's small scripts are its own
+    result["blocking_course_scripts"] = [
+        src for src in result["render_blocking_scripts"] if re.search(r"plotly|mathjax|/course-", src, re.IGNORECASE)
+    ]
     if screenshots:
         _screenshots(tab, screenshots / "phone", page)
     result["axe"] = axe_violations(tab)

@@ -30,7 +30,7 @@
   var PANEL_TITLE_PX = 28; // between stacked panels: a panel's title (one line) ...
   var AXIS_TITLE_PX = 30; // ... the x-axis title of the panel above ...
   var TICK_LABELS_PX = 24; // ... and its tick labels, when they stand level
-  var DIAGRAM_MIN_PX = 800; // a diagram narrower than this would write its boxes' text over each other
+  var DIAGRAM_MIN_PX = 720; // a diagram narrower than this would write its boxes' text over each other
   var SCREEN_MARGIN_PX = 40; // an explorer leaves this much of the screen's height around it
   var LOG_TICK_PX = 40; // a log axis's labels stand at least this far apart
   var TITLE_TOP_PX = 8; // a title's distance from the top of its figure, at least
