@@ -162,14 +162,24 @@
     var size = 12;
     var rows = 1;
     var used = 0;
+    var extraLines = 0;
     entries.forEach(function (trace) {
-      var item = textWidth(String(trace.name || ""), size) + 46;
+      // a name too long for the width is wrapped (every trace of its group, so hover labels agree)
+      var lines = wrap(String(trace.name || ""), width - 80, size);
+      if (lines.length > 1) {
+        fig.data.forEach(function (other) {
+          if (other.name === trace.name) other.name = lines.join("<br>");
+        });
+        extraLines += lines.length - 1;
+      }
+      var item = Math.max.apply(null, lines.map(function (line) { return textWidth(line, size); })) + 46;
       if (used && used + item > width - 20) {
         rows += 1;
         used = 0;
       }
       used += item;
     });
+    rows += extraLines;
     var legendTitle = fig.layout.legend && fig.layout.legend.title && fig.layout.legend.title.text;
     var height = rows * (size + 10) + 12;
     fig.layout.legend = {
