@@ -28,6 +28,22 @@ def test_plotly_json_becomes_a_figure_that_uses_the_site_plotly():
     assert isinstance(node, nodes.raw) and node["format"] == "html"
     assert 'id="figure-3-0"' in node.astext() and "plotly-graph-div" in node.astext()
     assert "cdn.plot.ly" not in node.astext()
+    # drawn by the deferred course-figures.js from the spec, not by an inline script that needs Plotly
+    assert '<script type="application/json" class="course-figure-spec" data-figure="figure-3-0">' in node.astext()
+    assert "Plotly.newPlot" not in node.astext()
+
+
+def test_site_figures_are_labelled_figures_whose_controls_a_screen_reader_reaches():
+    spec = json.loads(pio.to_json(plots.lines([1, 2], {"a": [3, 4]}, title="Loss <b>falls</b>", x_title="x", y_title="y")))
+    html = plots.site_figure_html(spec, "f1")
+    assert 'role="figure" aria-label="Loss falls"' in html  # role="img" would hide sliders and menus
+    payload = html.split('data-figure="f1">', 1)[1].removesuffix("</script>")
+    assert json.loads(payload)["layout"]["title"]["text"] == "Loss <b>falls</b>"
+
+
+def test_a_site_figure_title_cannot_close_its_script():
+    spec = {"data": [], "layout": {"title": {"text": "</script><script>alert(1)"}}}
+    assert "</script><script>" not in plots.site_figure_html(spec, "f1")
 
 
 def test_plotly_renderer_leaves_other_outputs_to_myst_nb():
@@ -62,8 +78,81 @@ def test_plotly_js_is_added_only_to_pages_with_figures():
     app = SimpleNamespace(add_js_file=lambda name, **kw: added.append(name))
     book._add_plotly_where_needed(app, "p", "page.html", {"body": "<p>no figure</p>"}, None)
     assert added == []
-    book._add_plotly_where_needed(app, "p", "page.html", {"body": '<div class="plotly-graph-div">'}, None)
-    assert added == [book.PLOTLY_JS]
+    book._add_plotly_where_needed(app, "p", "page.html", {"body": plots.site_figure_html({"data": []}, "f")}, None)
+    assert added == [book.PLOTLY_JS, book.FIGURES_JS]
+
+
+def test_plotly_js_and_the_figures_script_are_deferred_in_that_order():
+    added = []
+    app = SimpleNamespace(add_js_file=lambda name, **kw: added.append((name, kw)))
+    book._add_plotly_where_needed(app, "p", "page.html", {"body": plots.site_figure_html({"data": []}, "f")}, None)
+    assert [kw.get("defer") for _, kw in added] == ["defer", "defer"]
+    assert added[0][1]["priority"] < added[1][1]["priority"]
+
+
+def _doctree(*children):
+    doctree = nodes.document(None, None)
+    for child in children:
+        doctree += child
+    return doctree
+
+
+def test_mathjax_is_loaded_only_on_pages_with_math():
+    def scripts():
+        return [_JavaScript("mathjax/tex-svg.js", priority=500, defer="defer"),
+                _JavaScript(None, priority=500, body="window.MathJax = {}"), _JavaScript("a.js", priority=500)]
+
+    without = {"script_files": scripts()}
+    book._mathjax_only_where_there_is_math(None, "p", "page.html", without, _doctree(nodes.paragraph(text="x")))
+    assert [s.filename for s in without["script_files"]] == ["a.js"]
+    for math in (nodes.math(text="x^2"), nodes.math_block(text="x^2")):
+        with_math = {"script_files": scripts()}
+        book._mathjax_only_where_there_is_math(None, "p", "page.html", with_math, _doctree(nodes.paragraph("", "", math)))
+        assert len(with_math["script_files"]) == 3
+
+
+def test_the_plotly_bundle_matches_the_plotly_package():
+    from plotly.offline import get_plotlyjs_version
+
+    # the figures' JSON is written by the plotly package for its plotly.js version
+    assert book.PLOTLY_BUNDLE_VERSION == get_plotlyjs_version()
+    assert {"scatter", "bar", "heatmap"} <= set(book.PLOTLY_BUNDLE_TRACES)
+
+
+def _tarball(files: dict[str, bytes]) -> bytes:
+    import io
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_a_bundle_tarball_is_checked_against_its_integrity(monkeypatch):
+    import base64
+    import hashlib
+
+    import pytest
+
+    tarball = _tarball({f"package/{book.PLOTLY_BUNDLE_FILE}": b"Plotly"})
+    digest = "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode()
+    monkeypatch.setattr(book, "PLOTLY_BUNDLE_INTEGRITY", digest)
+    monkeypatch.setattr(book._check_integrity, "__defaults__", (digest,))
+    assert book.bundle_from_tarball(tarball) == b"Plotly"
+    with pytest.raises(ValueError, match="corrupted or substituted"):
+        book.bundle_from_tarball(tarball + b"x")
+
+
+def test_a_missing_bundle_says_how_to_fetch_it(monkeypatch, tmp_path):
+    import pytest
+
+    monkeypatch.setattr(book.sys, "prefix", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="make install"):
+        book.plotly_bundle_source()
 
 
 def test_colab_badge_image_is_served_from_the_site():
@@ -86,7 +175,8 @@ def test_configuration_serves_mathjax_and_static_files_locally():
 
 
 def test_the_assets_the_site_serves_exist():
-    assert book.plotly_js_source().stat().st_size > 1_000_000
+    assert book.plotly_js_source().stat().st_size > 1_000_000  # the full plotly.js, for Colab's frames
+    assert 1_000_000 < book.plotly_bundle_source().stat().st_size < 2_000_000  # the site's partial bundle
     assert (book.mathjax_source() / book.MATHJAX_COMPONENT).is_file()
 
 
@@ -98,3 +188,37 @@ def test_the_build_suppresses_no_warning_that_would_reveal_a_blank_figure():
     sphinx_config = (yaml.safe_load(CONFIG.read_text()).get("sphinx") or {}).get("config") or {}
     suppressed = sphinx_config.get("suppress_warnings", [])
     assert not [w for w in suppressed if w.startswith("mystnb")], f"mystnb warnings are suppressed: {suppressed}"
+
+
+def test_bibliography_entries_are_list_items_of_their_list():
+    context = {"body": '<div role="list" class="citation-list"><div class="citation" role="doc-biblioentry">x</div></div>'}
+    book._list_citations_as_list_items(None, "book/references", "page.html", context, None)
+    assert context["body"] == '<div role="list" class="citation-list"><div class="citation" role="listitem">x</div></div>'
+
+
+def test_glossary_terms_are_the_unindented_lines_of_the_glossary_block():
+    text = "# Glossary\n\n```{glossary}\n:sorted:\n\nsoftmax\n  Turns scores into weights.\n\npadding mask\n  Hides pads.\n```\n"
+    assert book.glossary_terms(text) == ["softmax", "padding mask"]
+
+
+def test_the_lesson_that_uses_a_term_most_teaches_it():
+    lessons = {
+        "lessons/04_self_attention": "softmax here, Softmax there, softmax(s)",
+        "lessons/05_masking": "a softmax, a padding mask and a padding-mask",
+        "lessons/07_distillation": "softmaxes are not softmax? softmax! no padding",
+    }
+    teaches = book.teaching_lessons(["softmax", "padding mask", "LayerNorm"], lessons)
+    assert teaches == {"softmax": "lessons/04_self_attention", "padding mask": "lessons/05_masking"}
+    tie = book.teaching_lessons(["mask"], {"lessons/06_b": "mask", "lessons/05_a": "mask"})
+    assert tie == {"mask": "lessons/05_a"}
+
+
+def test_the_search_page_gets_the_course_scorer_before_searchtools():
+    added = []
+    app = SimpleNamespace(add_js_file=lambda name, **kw: added.append((name, kw)), srcdir=str(book.Path(__file__).parents[1]))
+    book._tune_search(app, "lessons/04_self_attention", "page.html", {}, None)
+    assert added == []
+    book._tune_search(app, "search", "search.html", {}, None)
+    (_, config), (name, _) = added
+    assert name == book.SEARCH_JS and '"softmax": "lessons/04_self_attention"' in config["body"]
+    assert '"layernorm": "lessons/06_encoder"' in config["body"]

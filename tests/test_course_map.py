@@ -77,3 +77,15 @@ def test_the_lesson_table_links_written_lessons_only(tmp_path):
 def test_an_empty_map_is_refused():
     with pytest.raises(ValueError, match="expected at least one lesson"):
         course_map.learning_path([])
+
+
+def test_the_learning_path_carries_a_one_column_layout_for_narrow_screens(tmp_path):
+    write_lesson(tmp_path, "00_welcome", "Welcome", 10)
+    entries = course_map.lessons(tmp_path)
+    fig = course_map.learning_path(entries)
+    narrow = fig.layout.meta["narrow_layout"]
+    boxes = [s for s in narrow["shapes"] if s["type"] == "rect"]
+    assert len(boxes) == len(entries)
+    assert {(b["x0"] + b["x1"]) / 2 for b in boxes} == {0}  # one column
+    assert narrow["height"] > fig.layout.height  # more rows, each as tall
+    assert narrow["xaxis"]["range"] == [-0.5, 0.5]

@@ -295,7 +295,7 @@ def test_the_live_app_redraws_and_reports_bad_input(encoder, tokenizer, capsys):
     example.value = EXAMPLES["two dogs"]
     assert text.value == EXAMPLES["two dogs"] and drawn[-1] == (EXAMPLES["two dogs"], 3, 2)
     text.value = "   "
-    assert message.value.startswith("⚠️ expected some text to explore, got an empty text")
+    assert message.value.startswith("Cannot explore this text: expected some text to explore, got an empty text")
     text.value = "I love NLP!"
     assert "became [UNK]" in message.value and "Layer 3, head 2" in message.value
     capsys.readouterr()  # outside a kernel, the figures are printed
@@ -304,3 +304,12 @@ def test_the_live_app_redraws_and_reports_bad_input(encoder, tokenizer, capsys):
 def test_the_explorer_needs_examples(encoder, tokenizer):
     with pytest.raises(ValueError, match="expected at least one example sentence"):
         explore.AttentionExplorer(encoder, tokenizer, {}, model_name="tiny model")
+
+
+def test_the_twin_dropdown_stands_right_of_its_label_at_any_width(encoder, tokenizer):
+    layout = _plain(explore.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model").static())["layout"]
+    (menu,) = layout["updatemenus"]
+    label = next(a for a in layout["annotations"] if a["text"] == "sentence:")
+    # both at the left edge of the plot, the dropdown moved right by pixels: no gap that depends on the width
+    assert menu["x"] == label["x"] == 0.0 and menu["xanchor"] == label["xanchor"] == "left"
+    assert menu["pad"]["l"] >= 7 * len(label["text"])  # the label's width at 13 px

@@ -5,10 +5,13 @@ Listed in ``_config.yml`` under ``sphinx.extra_extensions``. It
 - renders plotly figures (``application/vnd.plotly.v1+json`` outputs, which myst-nb alone would
   skip) as a ``<div>`` and a drawing script, through a myst-nb mime renderer plugin
   (:class:`PlotlyMimeRenderer`, registered as a ``myst_nb.mime_renderers`` entry point);
-- serves plotly.js from the site itself, as ``_static/plotly.min.js``, and loads it once, in the
-  ``<head>`` of the pages that hold a plotly figure and only those (the figures' own scripts,
-  written by :mod:`course_utils.plots`, then find ``window.Plotly``);
-- serves MathJax from the site itself (MathJax 3, bundled with ``sphinx-mathjax-offline``);
+- serves a partial plotly.js bundle from the site itself (``plotly.js-cartesian-dist-min``: the
+  trace types the course draws, 1.5 MB instead of the full 4.8 MB), fetched from the npm registry by
+  ``make install`` (:func:`fetch_plotly_bundle`), and loads it deferred (it blocks no rendering)
+  on the pages that hold a plotly figure and only those, with ``_static/course-figures.js``, which
+  draws each figure fitted to its width (:func:`course_utils.plots.site_figure_html`);
+- serves MathJax from the site itself (MathJax 3, bundled with ``sphinx-mathjax-offline``),
+  loaded on the pages that hold a formula and only those;
 - adds the course's small stylesheet (``_static/course.css``);
 - loads each script once per page (sphinx-thebe's configuration is registered twice);
 - shows the Colab badge of each lesson from ``_static/colab-badge.svg``: the notebooks keep the
@@ -19,16 +22,39 @@ It suppresses no warning: a figure output that the book cannot render still fail
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import io
+import json
+import os
+import re
 import shutil
+import sys
+import tarfile
+import urllib.request
 from pathlib import Path
 
 from docutils import nodes
 
-from .plots import PLOTLY_MIME, figure_html
+from .plots import PLOTLY_MIME, site_figure_html
 
 COLAB_BADGE_URL = "https://colab.research.google.com/assets/colab-badge.svg"
 STATIC_DIR = Path(__file__).parent / "static"
 PLOTLY_JS = "plotly.min.js"
+# The partial plotly.js bundle of the site: the npm package of plotly.js's "cartesian" bundle, at the
+# plotly.js version of the installed plotly package (tests/test_book.py checks they agree), checked
+# against the registry's sha512 integrity. Its trace types include every type the lessons draw.
+PLOTLY_BUNDLE_PACKAGE = "plotly.js-cartesian-dist-min"
+PLOTLY_BUNDLE_VERSION = "4.1.1"
+PLOTLY_BUNDLE_FILE = "plotly-cartesian.min.js"
+PLOTLY_BUNDLE_INTEGRITY = "sha512-o8GrFeusncwBIxbBynRJpY4pkgVB6caM+JLpwrLYbbsO7dZ8FJ+SVN2Fr+L7kiG/Z6w4P5O0Jus/Qr5EefHVeg=="
+PLOTLY_BUNDLE_TRACES = (
+    "bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "image", "pie",
+    "scatter", "scatterternary", "violin",
+)
+FIGURES_JS = "course-figures.js"
+SEARCH_JS = "course-search.js"
+NPM_REGISTRY = "https://registry.npmjs.org"
 MATHJAX_DIR = "mathjax"
 # MathJax 3: TeX in, SVG out (glyphs are drawn as paths, so no web fonts are fetched). Kept:
 # the combined component, the TeX extensions it may autoload, the menu and a11y components.
@@ -43,6 +69,55 @@ def plotly_js_source() -> Path:
     path = Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
     if not path.is_file():
         raise FileNotFoundError(f"expected plotly.js at {path}; is the plotly package installed completely?")
+    return path
+
+
+def plotly_bundle_path() -> Path:
+    """Where :func:`fetch_plotly_bundle` keeps the partial plotly.js bundle: inside the virtual environment."""
+    return Path(sys.prefix) / "share" / "course_utils" / f"{PLOTLY_BUNDLE_PACKAGE}-{PLOTLY_BUNDLE_VERSION}.js"
+
+
+def _check_integrity(tarball: bytes, integrity: str = PLOTLY_BUNDLE_INTEGRITY) -> None:
+    algorithm, _, expected = integrity.partition("-")
+    actual = base64.b64encode(hashlib.new(algorithm, tarball).digest()).decode()
+    if actual != expected:
+        raise ValueError(f"the npm tarball of {PLOTLY_BUNDLE_PACKAGE}@{PLOTLY_BUNDLE_VERSION} has {algorithm} "
+                         f"{actual}, expected {expected}: a corrupted or substituted download")
+
+
+def bundle_from_tarball(tarball: bytes) -> bytes:
+    """The minified bundle inside the npm tarball of the bundle's package, after checking its integrity."""
+    _check_integrity(tarball)
+    with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
+        member = archive.extractfile(f"package/{PLOTLY_BUNDLE_FILE}")
+        if member is None:
+            raise ValueError(f"expected package/{PLOTLY_BUNDLE_FILE} in the npm tarball of {PLOTLY_BUNDLE_PACKAGE}")
+        return member.read()
+
+
+def fetch_plotly_bundle(registry: str | None = None) -> Path:
+    """Download the partial plotly.js bundle from the npm registry once (``make install`` does it)."""
+    path = plotly_bundle_path()
+    if path.is_file():
+        return path
+    registry = (registry or os.environ.get("npm_config_registry") or NPM_REGISTRY).rstrip("/")
+    url = f"{registry}/{PLOTLY_BUNDLE_PACKAGE}/-/{PLOTLY_BUNDLE_PACKAGE}-{PLOTLY_BUNDLE_VERSION}.tgz"
+    with urllib.request.urlopen(url, timeout=60) as response:
+        bundle = bundle_from_tarball(response.read())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.with_suffix(".part").write_bytes(bundle)
+    path.with_suffix(".part").replace(path)
+    return path
+
+
+def plotly_bundle_source() -> Path:
+    """The partial plotly.js bundle fetched by ``make install``; a clear error when it is missing."""
+    path = plotly_bundle_path()
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"expected the partial plotly.js bundle at {path}: run `make install` "
+            f"(or `{sys.executable} -m course_utils.book fetch-plotly`) with access to the npm registry"
+        )
     return path
 
 
@@ -71,7 +146,7 @@ class PlotlyMimeRenderer:
         if data.mime_type != PLOTLY_MIME or inline:
             return None
         div_id = f"figure-{data.cell_index}-{data.output_index}"
-        html = figure_html(data.content, div_id, fetch_plotly_js=False)
+        html = site_figure_html(data.content, div_id)
         return [nodes.raw(text=html, format="html", classes=["output", "text_html", "plotly-figure"])]
 
 
@@ -81,9 +156,62 @@ def _configure(app, config) -> None:
 
 
 def _add_plotly_where_needed(app, pagename, templatename, context, doctree) -> None:
-    if "plotly-graph-div" in context.get("body", ""):
-        # Called during html-page-context, add_js_file adds the script to this page only.
-        app.add_js_file(PLOTLY_JS, priority=200)
+    if "course-figure-spec" in context.get("body", ""):
+        # Called during html-page-context, add_js_file adds the script to this page only. Deferred
+        # scripts run in document order once the page is parsed: plotly.js, then the figures.
+        app.add_js_file(PLOTLY_JS, priority=200, defer="defer")
+        app.add_js_file(FIGURES_JS, priority=201, defer="defer")
+
+
+def _mathjax_only_where_there_is_math(app, pagename, templatename, context, doctree) -> None:
+    # myst-nb sets Sphinx's html_assets_policy to "always", which adds MathJax to every page.
+    if doctree is None or next(doctree.findall(nodes.math), None) or next(doctree.findall(nodes.math_block), None):
+        return
+    scripts = context.get("script_files")
+    if scripts:
+        scripts[:] = [s for s in scripts if MATHJAX_DIR not in str(getattr(s, "filename", s) or "")
+                      and "MathJax" not in str(getattr(s, "attributes", {}).get("body", ""))]
+
+
+def glossary_terms(glossary_markdown: str) -> list[str]:
+    """The terms of a MyST ``{glossary}`` block: its unindented lines (definitions are indented)."""
+    block = glossary_markdown.split("{glossary}", 1)[-1].split("```", 1)[0]
+    return [line.strip() for line in block.splitlines() if line.strip() and not line[0].isspace() and not line.startswith(":")]
+
+
+def teaching_lessons(terms: list[str], lessons: dict[str, str]) -> dict[str, str]:
+    """For each term (lower-cased), the docname of the lesson that uses it most (ties: the earlier lesson).
+
+    ``lessons`` maps a docname (``lessons/04_self_attention``) to the lesson's text. Terms no
+    lesson uses are left out.
+    """
+    teaches = {}
+    for term in terms:
+        pattern = re.compile(rf"(?<!\w){re.escape(term)}(?!\w)", re.IGNORECASE)
+        counts = {docname: len(pattern.findall(text)) for docname, text in sorted(lessons.items())}
+        best = max(counts, key=lambda docname: (counts[docname], -sorted(counts).index(docname)), default=None)
+        if best is not None and counts[best]:
+            teaches[term.lower()] = best
+    return teaches
+
+
+def _tune_search(app, pagename, templatename, context, doctree) -> None:
+    if pagename != "search":
+        return
+    source = Path(app.srcdir)
+    glossary = source / "book" / "glossary.md"
+    terms = glossary_terms(glossary.read_text(encoding="utf-8")) if glossary.is_file() else []
+    lessons = {f"lessons/{p.stem}": p.read_text(encoding="utf-8") for p in sorted(source.glob("lessons/[0-9][0-9]_*.md"))}
+    teaches = json.dumps(teaching_lessons(terms, lessons), sort_keys=True)
+    app.add_js_file(None, body=f"window.COURSE_TEACHES = {teaches};", priority=200)
+    app.add_js_file(SEARCH_JS, priority=201)
+
+
+def _list_citations_as_list_items(app, pagename, templatename, context, doctree) -> None:
+    # docutils writes a bibliography as role="list" holding role="doc-biblioentry" entries, a
+    # deprecated role that screen readers do not take for list items (axe: aria-required-children).
+    if "doc-biblioentry" in context.get("body", ""):
+        context["body"] = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
 
 
 def _load_each_script_once(app, pagename, templatename, context, doctree) -> None:
@@ -131,7 +259,7 @@ def _copy_assets(app, exception) -> None:
         return
     static = Path(app.outdir) / "_static"
     static.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(plotly_js_source(), static / PLOTLY_JS)
+    shutil.copy2(plotly_bundle_source(), static / PLOTLY_JS)
     shutil.copytree(
         mathjax_source(), static / MATHJAX_DIR, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*MATHJAX_SKIP)
     )
@@ -152,8 +280,17 @@ def setup(app):
     app.connect("env-get-outdated", _reread_computed_pages)
     app.connect("config-inited", _configure)
     app.connect("html-page-context", _add_plotly_where_needed)
+    app.connect("html-page-context", _mathjax_only_where_there_is_math, priority=900)
+    app.connect("html-page-context", _list_citations_as_list_items)
+    app.connect("html-page-context", _tune_search)
     app.connect("html-page-context", _load_each_script_once, priority=900)
     app.connect("html-page-context", _colab_only_where_a_notebook_exists, priority=600)
     app.connect("doctree-resolved", _serve_colab_badge_locally)
     app.connect("build-finished", _copy_assets)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["fetch-plotly"]:
+        sys.exit(f"usage: {sys.executable} -m course_utils.book fetch-plotly (got {sys.argv[1:]})")
+    print(fetch_plotly_bundle())

@@ -112,16 +112,28 @@ def lessons(lessons_dir: Path = LESSONS_DIR) -> list[LessonEntry]:
     return entries
 
 
-def learning_path(entries: list[LessonEntry], columns: int = 3) -> go.Figure:
+NARROW_LAYOUT_KEYS = ("shapes", "annotations", "height", "xaxis", "yaxis")
+
+
+def learning_path(entries: list[LessonEntry], columns: int = 3, narrow_columns: int = 1) -> go.Figure:
     """The learning path as a figure: one box per lesson, in reading order, joined by arrows.
 
     Each box names the lesson and what it does to the running example; lessons not written yet
     are outlined and marked "coming" (readable without colour). Rows read left to right.
+    On narrow screens the site draws the boxes in ``narrow_columns`` columns instead: that layout
+    rides along as ``layout.meta["narrow_layout"]`` (read by the site's ``course-figures.js``).
     """
-    from .data import running_example
-
     if not entries:
         raise ValueError("expected at least one lesson, got none")
+    fig = _learning_path(entries, columns)
+    narrow = _learning_path(entries, narrow_columns).to_plotly_json()["layout"]
+    fig.update_layout(meta=dict(narrow_layout={key: narrow[key] for key in NARROW_LAYOUT_KEYS}))
+    return fig
+
+
+def _learning_path(entries: list[LessonEntry], columns: int) -> go.Figure:
+    from .data import running_example
+
     example = running_example()
     sizes = dict(T=example.seq_len, D=example.d_model, H=example.n_heads, L=example.n_layers)
     rows = -(-len(entries) // columns)

@@ -68,6 +68,7 @@ BEHAVIOURS = {
 }
 EXAMPLE_HINT = "the cat is happy, but it is not calm"
 MENU_SHIFT_PX = 34  # room between the panels' titles and the twin's dropdown
+MENU_LABEL_PX = 76  # the dropdown's label ("sentence:") and a gap, left of the dropdown
 
 
 # --------------------------------------------------------------------------------------------
@@ -517,9 +518,9 @@ class AttentionExplorer:
             try:
                 fig, verdict = self.head_view(text.value, layer.value, head.value)
             except ValueError as error:
-                fig, lines = None, [f"⚠️ {error}"]
+                fig, lines = None, [f"Cannot explore this text: {error}"]
             else:
-                lines = [f"ℹ️ {notice}" for notice in self.analyse(text.value)[0].notices] + [verdict]
+                lines = [f"Note: {notice}" for notice in self.analyse(text.value)[0].notices] + [verdict]
             message.value = "<br>".join(html.escape(line) for line in lines)
             with shown:
                 shown.clear_output(wait=True)
@@ -594,11 +595,11 @@ class AttentionExplorer:
                     type="dropdown",
                     active=0,
                     buttons=buttons,
-                    x=0.09,
+                    x=0.0,
                     xanchor="left",
                     y=1.0,
                     yanchor="bottom",
-                    pad=dict(b=MENU_SHIFT_PX),
+                    pad=dict(b=MENU_SHIFT_PX, l=MENU_LABEL_PX),  # right of its label, at any width
                 )
             ],
             sliders=[dict(active=layer - 1, steps=steps, currentvalue=dict(prefix="layer: "), pad=dict(t=60))],

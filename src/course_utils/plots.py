@@ -297,25 +297,32 @@ def scatter(
 # The renderer
 
 
-def figure_html(spec: dict, div_id: str, *, fetch_plotly_js: bool = True) -> str:
-    """The HTML of a figure: a ``<div>`` and a script that draws it with the page's ``Plotly``.
-
-    ``spec`` is the figure as a JSON-ready dict (``data``, ``layout``). The page is expected to
-    provide plotly.js, as the book's site does. With ``fetch_plotly_js`` the script loads the
-    matching plotly.js itself when the page has none (Colab's output frames); the site's own
-    figures are written without it (:mod:`course_utils.book`), so the site never fetches anything.
-    """
+def _figure_payload(spec: dict, div_id: str) -> str:
+    """``spec`` (``data``, ``layout``) as JSON that can sit inside a ``<script>`` element."""
     if not isinstance(spec, dict) or "data" not in spec:
         raise ValueError("expected a figure spec: a dict with 'data' (and usually 'layout')")
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", div_id):
         raise ValueError(f"expected an HTML id (letters, digits, '-' and '_'), got {div_id!r}")
-    payload = json.dumps(
+    return json.dumps(
         {"data": spec.get("data", []), "layout": spec.get("layout", {}), "config": {"responsive": True}},
         sort_keys=True,
         separators=(",", ":"),
     ).replace("</", "<\\/")  # a figure title cannot close the script tag
+
+
+def _figure_label(spec: dict) -> str:
+    return html.escape(figure_title(spec) or "interactive figure", quote=True)
+
+
+def figure_html(spec: dict, div_id: str, *, fetch_plotly_js: bool = True) -> str:
+    """The HTML of a figure in a notebook: a ``<div>`` and a script that draws it with the page's ``Plotly``.
+
+    ``spec`` is the figure as a JSON-ready dict (``data``, ``layout``). With ``fetch_plotly_js``
+    the script loads the matching plotly.js itself when the page has none (Colab's output frames).
+    The book's site draws its figures with :func:`site_figure_html` instead.
+    """
+    payload = _figure_payload(spec, div_id)
     height = spec.get("layout", {}).get("height") or 450
-    label = html.escape(figure_title(spec) or "interactive figure", quote=True)
     draw = f'Plotly.newPlot("{div_id}", fig.data, fig.layout, fig.config);'
     if fetch_plotly_js:
         plotly_js = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
@@ -329,7 +336,7 @@ def figure_html(spec: dict, div_id: str, *, fetch_plotly_js: bool = True) -> str
             "  document.head.appendChild(script);"
         )
     return (
-        f'<div id="{div_id}" class="plotly-graph-div course-figure" role="img" aria-label="{label}" '
+        f'<div id="{div_id}" class="plotly-graph-div course-figure" role="img" aria-label="{_figure_label(spec)}" '
         f'style="height:{height}px; width:100%;"></div>\n'
         '<script type="text/javascript">\n'
         "(function () {\n"
@@ -337,6 +344,23 @@ def figure_html(spec: dict, div_id: str, *, fetch_plotly_js: bool = True) -> str
         f"  {draw}\n"
         "})();\n"
         "</script>"
+    )
+
+
+def site_figure_html(spec: dict, div_id: str) -> str:
+    """The HTML of a figure on the book's site: a ``<div>`` and the figure's spec as JSON.
+
+    The site's deferred ``course-figures.js`` (:mod:`course_utils.book`) draws every figure once
+    plotly.js has loaded, fitted to the width the figure gets. The ``<div>`` is a labelled
+    ``role="figure"``: a figure may hold sliders and menus, which a screen reader must reach
+    (``role="img"`` would hide them). Its height is reserved, so the page does not jump.
+    """
+    payload = _figure_payload(spec, div_id)
+    height = spec.get("layout", {}).get("height") or 450
+    return (
+        f'<div id="{div_id}" class="plotly-graph-div course-figure" role="figure" '
+        f'aria-label="{_figure_label(spec)}" style="height:{height}px; width:100%;"></div>\n'
+        f'<script type="application/json" class="course-figure-spec" data-figure="{div_id}">{payload}</script>'
     )
 
 

@@ -6,7 +6,9 @@ optional: ``make test`` installs it through apt, and a missing browser fails the
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gzip
 import http.server
 import os
 import threading
@@ -36,20 +38,56 @@ def site() -> Path:
     return SITE
 
 
+COMPRESSED_TYPES = (".html", ".js", ".css", ".svg", ".json", ".txt", ".map")
+
+
+@functools.lru_cache(maxsize=512)
+def _gzipped(path: str, mtime: float) -> bytes:
+    return gzip.compress(Path(path).read_bytes(), compresslevel=6, mtime=0)
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the site as a web host does (GitHub Pages among them): text gzip-compressed for a
+    browser that accepts it, so the page weights measured are the bytes a reader downloads."""
+
+    def do_GET(self):  # noqa: N802 - the stdlib's name
+        path = Path(self.translate_path(self.path))
+        if path.is_file() and path.suffix in COMPRESSED_TYPES and "gzip" in self.headers.get("Accept-Encoding", ""):
+            body = _gzipped(str(path), path.stat().st_mtime)
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(str(path)))
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):  # the page was closed while loading
+                pass
+            return
+        super().do_GET()
+
     def log_message(self, format, *args):  # noqa: A002 - the stdlib's name
         pass
 
 
-@pytest.fixture(scope="session")
-def base_url(site: Path):
+@contextlib.contextmanager
+def serve(site: Path):
+    """The site at ``site`` served on 127.0.0.1; yields its base URL."""
     handler = functools.partial(_QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def base_url(site: Path):
+    with serve(site) as url:
+        yield url
 
 
 def chromium_path() -> str:
@@ -63,11 +101,19 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
-def browser():
+@contextlib.contextmanager
+def launch_chromium():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with launch_chromium() as chromium:
         yield chromium
-        chromium.close()

@@ -157,6 +157,8 @@ def test_lesson_figures_draw_and_load_plotly_once(browser, base_url, page):
         assert not plotly_tags, f"{page} loads plotly.js but has no figure"
     tab = browser.new_page()
     tab.goto(f"{base_url}/{page}", wait_until="load")
+    if n_figures:  # drawn one per task by the deferred course-figures.js, after the page's first paint
+        tab.wait_for_function("() => document.documentElement.dataset.figuresDrawn !== undefined", timeout=30_000)
     drawn = tab.evaluate(
         "() => [...document.querySelectorAll('div.plotly-graph-div')]"
         ".filter(div => div.querySelector('svg.main-svg') && div.getBoundingClientRect().height > 100).length"
@@ -170,6 +172,7 @@ def test_sliders_work_without_a_kernel(browser, base_url, page):
     """Dragging a figure's slider to its end updates the figure, with plotly.js alone."""
     tab = browser.new_page(viewport={"width": 1280, "height": 900})
     tab.goto(f"{base_url}/{page}", wait_until="networkidle")
+    tab.wait_for_function("() => !document.querySelector('.course-figure') || document.documentElement.dataset.figuresDrawn")
     ids = tab.evaluate(
         "() => [...document.querySelectorAll('div.plotly-graph-div')]"
         ".filter(div => div.layout && (div.layout.sliders || []).length).map(div => div.id)"
@@ -258,10 +261,11 @@ class _Figures(html.parser.HTMLParser):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_figure_says_what_it_shows(site, page):
-    """Screen readers get each figure's title: role=img and a non-empty aria-label."""
+    """Screen readers get each figure's title: role=figure (its sliders and menus stay reachable,
+    which role=img would hide) and a non-empty aria-label."""
     parser = _Figures()
     parser.feed((SITE / page).read_text(encoding="utf-8"))
-    unlabelled = [f.get("id") for f in parser.figures if f.get("role") != "img" or not (f.get("aria-label") or "").strip()]
+    unlabelled = [f.get("id") for f in parser.figures if f.get("role") != "figure" or not (f.get("aria-label") or "").strip()]
     assert not unlabelled, f"{page}: figures without alt text: {unlabelled}"
 
 
@@ -287,6 +291,29 @@ def test_site_search_finds_a_lesson_by_a_glossary_term(browser, base_url, term, 
     found = tab.evaluate("() => [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.href)")
     tab.close()
     assert any(f"lessons/{lesson}.html" in href for href in found), f"searching {term!r} found {found[:8]}"
+
+
+TEACHING_LESSONS = [
+    ("softmax", "04_self_attention"),
+    ("positional encoding", "03_positional_encoding"),
+    ("padding mask", "05_masking"),
+    ("temperature", "07_distillation"),
+    ("LayerNorm", "06_encoder"),
+]
+
+
+@pytest.mark.parametrize("term, lesson", TEACHING_LESSONS)
+def test_search_ranks_the_lesson_that_teaches_a_term_first_and_shows_its_prose(browser, base_url, term, lesson):
+    tab = browser.new_page()
+    tab.goto(f"{base_url}/search.html?q={term}", wait_until="networkidle")
+    tab.wait_for_selector("#search-results ul.search li p.context", timeout=15_000)
+    tab.wait_for_timeout(500)  # the snippets of the other results
+    first = tab.evaluate("() => document.querySelector('#search-results ul.search li a').href")
+    snippets = tab.evaluate("() => [...document.querySelectorAll('#search-results ul.search li p.context')].map(p => p.textContent)")
+    tab.close()
+    assert f"lessons/{lesson}.html" in first, f"searching {term!r}: the first result is {first}"
+    raw = [s for s in snippets if re.search(r"\\[a-z]+|\$|Skip to main content|Show code cell", s)]
+    assert not raw, f"searching {term!r}: snippets with LaTeX or navigation text: {raw[:3]}"
 
 
 # Each legend entry of a figure, as drawn: its line's colour and dash, its marker's colour and shape.
@@ -350,6 +377,7 @@ def test_figures_read_in_greyscale(browser, base_url, page):
     (``_build/screenshots/greyscale/``) for a person to look at."""
     tab = browser.new_page(viewport={"width": 1280, "height": 900})
     tab.goto(f"{base_url}/{page}", wait_until="load")
+    tab.wait_for_function("() => !document.querySelector('.course-figure') || document.documentElement.dataset.figuresDrawn")
     figures = tab.evaluate(LEGEND_STYLES)
     tab.evaluate("() => { document.documentElement.style.filter = 'grayscale(100%)'; }")
     folder = SCREENSHOTS / "greyscale"

@@ -1,0 +1,240 @@
+"""Measures of a built page as a reader on a phone, a slow laptop or a screen reader gets it.
+
+Used by ``tests/site/test_phone.py``, and on its own to print the table of every lesson::
+
+    python -m tests.site.phone [_build/html]
+
+Each measure opens the page in a fresh browser context (a first visit: nothing cached):
+
+- ``overflow_px``: how far the page scrolls sideways at 390 × 844 (0: it does not);
+- ``overlaps``: parts of a figure (title, legend, axis titles, panel titles, menus, slider, mode
+  bar) that meet one another or leave the figure, at 390 × 844 and at 1366 × 900;
+- ``small_text``: figure texts (heatmap values among them) drawn smaller than ``MIN_TEXT_PX``;
+- ``weight_bytes``: bytes transferred for the page and all it loads, as served gzip-compressed;
+- ``fcp_ms``: first contentful paint with the CPU slowed 4× (Chrome DevTools Protocol);
+- ``axe``: axe-core violations by impact; ``dark``: what dark mode leaves light or illegible.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+PHONE = {"width": 390, "height": 844}
+LAPTOP = {"width": 1366, "height": 900}
+MIN_TEXT_PX = 9.5  # a figure's smallest readable text (course-figures.js writes heatmap values at 10 px or more)
+CPU_SLOWDOWN = 4
+
+# Every figure is drawn: course-figures.js says so, or (a site without it) every div has its svg.
+FIGURES_DRAWN = """() => document.documentElement.dataset.figuresDrawn !== undefined
+  || ![...document.querySelectorAll('div.plotly-graph-div')].some(div => !div.querySelector('svg.main-svg'))"""
+
+# The boxes of a figure's parts, in page pixels; pairs that meet, and parts that leave the figure.
+FIGURE_OVERLAPS = """() => {
+  const parts = div => {
+    const found = [];
+    const add = (name, el) => {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden'
+          && getComputedStyle(el).display !== 'none' && el.textContent.trim() !== '' || name === 'mode bar' && r.width > 0) {
+        found.push({name: name + ' "' + el.textContent.trim().slice(0, 30) + '"', r});
+      }
+    };
+    div.querySelectorAll('.gtitle').forEach(el => add('title', el));
+    div.querySelectorAll('g.legend').forEach(el => add('legend', el));
+    div.querySelectorAll('.xtitle, .ytitle').forEach(el => add('axis title', el));
+    // panel titles and labels placed on the figure (paper coordinates), not labels of data points
+    div.querySelectorAll('g.annotation').forEach(el => {
+      const note = ((div.layout || {}).annotations || [])[Number(el.dataset.index)] || {};
+      if (note.xref === 'paper' || note.yref === 'paper') add('annotation', el);
+    });
+    div.querySelectorAll('g.updatemenu-container').forEach(el => add('menu', el));
+    div.querySelectorAll('g.slider-container').forEach(el => add('slider', el));
+    // the mode bar shows on hover (and on a tap on a touch screen): counted wherever plotly draws one
+    div.querySelectorAll('.modebar-container .modebar').forEach(el => add('mode bar', el));
+    return found;
+  };
+  const meet = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const problems = [];
+  document.querySelectorAll('div.plotly-graph-div').forEach(div => {
+    const box = div.getBoundingClientRect();
+    const found = parts(div);
+    found.forEach((a, i) => {
+      if (a.r.left < box.left - 1 || a.r.right > box.right + 1) problems.push(`${div.id}: ${a.name} leaves the figure`);
+      found.slice(i + 1).forEach(b => {
+        if (meet(a.r, b.r)) problems.push(`${div.id}: ${a.name} meets ${b.name}`);
+      });
+    });
+  });
+  return problems;
+}"""
+
+SMALL_TEXT = f"""() => [...document.querySelectorAll('div.plotly-graph-div svg text')]
+  .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0)
+  .filter(t => parseFloat(getComputedStyle(t).fontSize) < {MIN_TEXT_PX})
+  .map(t => `${{t.closest('div.plotly-graph-div').id}}: "${{t.textContent.slice(0, 20)}}" at ${{getComputedStyle(t).fontSize}}`)"""
+
+TRANSFERRED = """() => {
+  const entries = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
+  return [entries.reduce((sum, e) => sum + (e.transferSize || 0), 0), entries.reduce((sum, e) => sum + (e.decodedBodySize || 0), 0)];
+}"""
+
+# In dark mode: figures whose background stays light, and figure texts under 4.5:1 against it.
+DARK_FIGURES = """() => {
+  const rgb = c => (c.match(/[\\d.]+/g) || []).slice(0, 3).map(Number);
+  const lum = c => {
+    const [r, g, b] = rgb(c).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const problems = [];
+  document.querySelectorAll('div.plotly-graph-div').forEach(div => {
+    const paper = div.querySelector('rect.bg') ? getComputedStyle(div.querySelector('svg.main-svg')).backgroundColor : '';
+    const bg = (div._fullLayout || {}).paper_bgcolor || paper;
+    if (!bg || lum(bg) > 0.2) { problems.push(`${div.id}: background ${bg} in dark mode`); return; }
+    div.querySelectorAll('.gtitle, .xtitle, .ytitle, .xtick text, .ytick text, .legendtext, g.annotation text').forEach(t => {
+      const fill = getComputedStyle(t).fill;
+      if (fill && fill.startsWith('rgb') && ratio(fill, bg) < 4.5) {
+        problems.push(`${div.id}: "${t.textContent.slice(0, 20)}" ${fill} on ${bg}: ${ratio(fill, bg).toFixed(1)}:1`);
+      }
+    });
+  });
+  return problems;
+}"""
+
+
+def open_page(browser, url: str, viewport: dict, *, phone: bool = False, dark: bool = False):
+    """A fresh context (no cache) showing ``url`` with every figure drawn; returns (context, tab)."""
+    context = browser.new_context(viewport=viewport, is_mobile=phone, has_touch=phone, device_scale_factor=1)
+    if dark:
+        context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+    tab = context.new_page()
+    tab.goto(url, wait_until="networkidle")  # networkidle: index.html redirects
+    tab.wait_for_function(FIGURES_DRAWN, timeout=30_000)
+    tab.wait_for_timeout(200)
+    return context, tab
+
+
+def first_contentful_paint(browser, url: str, runs: int = 3) -> float:
+    """Milliseconds to the first contentful paint of a first visit, the CPU slowed ``CPU_SLOWDOWN`` times:
+    the median of ``runs`` visits, each in a fresh context (nothing cached), as other work on the machine
+    makes single visits noisy."""
+    return sorted(_first_contentful_paint(browser, url) for _ in range(runs))[runs // 2]
+
+
+def _first_contentful_paint(browser, url: str) -> float:
+    context = browser.new_context(viewport=LAPTOP)
+    tab = context.new_page()
+    cdp = context.new_cdp_session(tab)
+    cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
+    tab.goto(url, wait_until="networkidle")
+    fcp = tab.evaluate(
+        "() => new Promise(done => { const seen = () => performance.getEntriesByName('first-contentful-paint');"
+        " if (seen().length) return done(seen()[0].startTime);"
+        " new PerformanceObserver(() => done(seen()[0].startTime)).observe({type: 'paint', buffered: true}); })"
+    )
+    context.close()
+    return float(fcp)
+
+
+def axe_violations(tab) -> list[dict]:
+    """axe-core's violations of the page: ``id``, ``impact`` and the selectors of the nodes."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(tab)
+    return [
+        {"id": v["id"], "impact": v["impact"], "targets": [" ".join(map(str, n["target"])) for n in v["nodes"]]}
+        for v in results.response["violations"]
+    ]
+
+
+def measure(browser, base_url: str, page: str, screenshots: Path | None = None) -> dict:
+    """Every measure of ``page`` (a path under the site); screenshots saved under ``screenshots``."""
+    url = f"{base_url}/{page}"
+    result: dict = {"page": page}
+    context, tab = open_page(browser, url, PHONE, phone=True)
+    # against the phone's width: a phone browser widens its layout viewport to fit a too-wide page
+    result["overflow_px"] = tab.evaluate(
+        f"() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth) - {PHONE['width']}"
+    )
+    result["overlaps"] = tab.evaluate(FIGURE_OVERLAPS)
+    result["small_text"] = tab.evaluate(SMALL_TEXT)
+    result["weight_bytes"], result["decoded_bytes"] = tab.evaluate(TRANSFERRED)
+    result["render_blocking_scripts"] = tab.evaluate(
+        "() => [...document.head.querySelectorAll('script[src]')].filter(s => !s.defer && !s.async).map(s => s.src)"
+    )
+    # the course's own scripts (plotly.js, MathJax, course-*.js); the theme's small scripts are its own
+    result["blocking_course_scripts"] = [
+        src for src in result["render_blocking_scripts"] if re.search(r"plotly|mathjax|/course-", src, re.IGNORECASE)
+    ]
+    if screenshots:
+        _screenshots(tab, screenshots / "phone", page)
+    result["axe"] = axe_violations(tab)
+    context.close()
+    context, tab = open_page(browser, url, LAPTOP)
+    result["overlaps"] += [f"laptop: {problem}" for problem in tab.evaluate(FIGURE_OVERLAPS)]
+    if screenshots:
+        _screenshots(tab, screenshots / "laptop", page)
+    context.close()
+    context, tab = open_page(browser, url, LAPTOP, dark=True)
+    result["dark"] = tab.evaluate(DARK_FIGURES)
+    result["axe_dark"] = [v for v in axe_violations(tab) if v["id"] == "color-contrast"]
+    if screenshots:
+        _screenshots(tab, screenshots / "dark", page)
+    context.close()
+    result["fcp_ms"] = first_contentful_paint(browser, url)
+    return result
+
+
+def _screenshots(tab, folder: Path, page: str, *, figures: bool = True) -> None:
+    """The whole page, and each figure on its own (``<page>-figure-<n>.png``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = Path(page).stem
+    tab.screenshot(path=str(folder / f"{stem}.png"), full_page=True)
+    if figures:  # the theme's sticky header would cover the top of a figure scrolled into view
+        tab.add_style_tag(content=".bd-header, .skip-link, .bd-header-article { visibility: hidden !important; }")
+        for n, div in enumerate(tab.locator("div.plotly-graph-div").all(), start=1):
+            div.screenshot(path=str(folder / f"{stem}-figure-{n}.png"))
+
+
+def impacts(violations: list[dict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for violation in violations:
+        counts[violation["impact"]] = counts.get(violation["impact"], 0) + len(violation["targets"])
+    return counts
+
+
+def table(results: list[dict]) -> str:
+    """A markdown table of the measures, one row per page."""
+    rows = ["| page | weight (gzip) | uncompressed | FCP 4x CPU | phone overflow | overlaps | small text | axe serious/critical |",
+            "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        counts = impacts(r["axe"])
+        rows.append(
+            f"| {Path(r['page']).stem} | {r['weight_bytes'] / 2**20:.2f} MB | {r['decoded_bytes'] / 2**20:.2f} MB "
+            f"| {r['fcp_ms']:.0f} ms | {r['overflow_px']} px | {len(r['overlaps'])} | {len(r['small_text'])} "
+            f"| {counts.get('serious', 0)}/{counts.get('critical', 0)} |"
+        )
+    return "\n".join(rows)
+
+
+def main(site: Path) -> None:
+    from tests.site.conftest import launch_chromium, serve
+
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
+                   if not p.relative_to(site).parts[0].startswith("_") and re.search(r"lessons/|book/", p.as_posix()))
+    with serve(site) as base_url, launch_chromium() as browser:
+        results = [measure(browser, base_url, page) for page in pages]
+    print(table(results))
+    for r in results:
+        for key in ("overlaps", "small_text", "dark"):
+            for problem in r[key][:6]:
+                print(f"{Path(r['page']).stem} {key}: {problem}")
+        for v in r["axe"]:
+            if v["impact"] in ("serious", "critical"):
+                print(f"{Path(r['page']).stem} axe {v['impact']} {v['id']}: {v['targets'][:3]}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html").resolve())

@@ -1,0 +1,123 @@
+"""The site for every reader: a phone (390 × 844), a slow laptop, a screen reader, dark mode.
+
+Each page is measured once (:func:`tests.site.phone.measure`) and the measures are asserted one
+by one below. Phone, laptop and dark-mode screenshots, whole pages and each figure on its own, are
+saved under ``_build/screenshots/{phone,laptop,dark}/`` for a person to look at.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from course_utils.authoring.lessons import ROOT
+from tests.site import phone
+from tests.site.conftest import SCREENSHOTS
+from tests.site.test_site import LESSON_PAGES, PAGES
+
+PAGE_WEIGHT_LIMIT = 3 * 2**20  # bytes transferred on a first visit, gzip-compressed as web hosts serve text
+FCP_LIMIT_MS = 1500  # first contentful paint, the CPU slowed 4×
+
+# Violations of the theme (sphinx-book-theme / pydata-sphinx-theme), not of the course's content,
+# that no one-line template override fixes. Each is matched by its rule and the nodes it names.
+KNOWN_THEME_VIOLATIONS = {
+    # none yet: the list is checked against what axe reports, so an entry that no longer applies fails
+}
+
+
+@pytest.fixture(scope="session")
+def measured(browser, base_url):
+    cache: dict[str, dict] = {}
+
+    def get(page: str) -> dict:
+        if page not in cache:
+            cache[page] = phone.measure(browser, base_url, page, screenshots=SCREENSHOTS)
+        return cache[page]
+
+    return get
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_page_scrolls_sideways_on_a_phone(measured, page):
+    overflow = measured(page)["overflow_px"]
+    assert overflow <= 0, f"{page} is {overflow} px wider than a 390 px phone screen: it scrolls sideways"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_figure_parts_do_not_overlap_on_a_phone_or_a_laptop(measured, page):
+    overlaps = measured(page)["overlaps"]
+    assert not overlaps, f"{page}: figure parts that meet or leave their figure:\n" + "\n".join(overlaps)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_figure_texts_are_readable_on_a_phone(measured, page):
+    small = measured(page)["small_text"]
+    assert not small, f"{page}: figure texts under {phone.MIN_TEXT_PX} px on a phone:\n" + "\n".join(small[:10])
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_lesson_pages_are_light_and_block_no_rendering(measured, page):
+    result = measured(page)
+    assert result["weight_bytes"] <= PAGE_WEIGHT_LIMIT, (
+        f"{page} transfers {result['weight_bytes'] / 2**20:.2f} MB on a first visit, over {PAGE_WEIGHT_LIMIT / 2**20:.0f} MB"
+    )
+    assert not result["blocking_course_scripts"], f"{page} has render-blocking scripts: {result['blocking_course_scripts']}"
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_lessons_paint_fast_on_a_slow_cpu(measured, page):
+    fcp = measured(page)["fcp_ms"]
+    assert fcp <= FCP_LIMIT_MS, f"{page}: first contentful paint {fcp:.0f} ms with the CPU slowed 4×, over {FCP_LIMIT_MS} ms"
+
+
+def _is_known(violation: dict) -> bool:
+    return any(violation["id"] == rule and all(re.search(p, t) for t in violation["targets"])
+               for rule, p in KNOWN_THEME_VIOLATIONS.items())
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_axe_finds_no_serious_or_critical_violation(measured, page):
+    result = measured(page)
+    found = [v for v in result["axe"] + result["axe_dark"] if v["impact"] in ("serious", "critical") and not _is_known(v)]
+    assert not found, f"{page}: axe-core violations:\n" + json.dumps(found, indent=1)[:3000]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_figures_follow_dark_mode(measured, page):
+    problems = measured(page)["dark"]
+    assert not problems, f"{page} in dark mode:\n" + "\n".join(problems[:10])
+
+
+def test_the_plotly_bundle_has_every_trace_type_the_lessons_draw(browser, base_url):
+    """The site's partial plotly.js registers each trace type found in the committed lesson outputs."""
+    import nbformat
+
+    from course_utils.plots import PLOTLY_MIME
+
+    used = {
+        trace.get("type", "scatter")
+        for notebook in sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+        for cell in nbformat.read(notebook, as_version=4).cells
+        for output in cell.get("outputs", [])
+        for trace in output.get("data", {}).get(PLOTLY_MIME, {}).get("data", [])
+    }
+    assert used, "found no plotly figure in the lessons' outputs"
+    tab = browser.new_page()
+    tab.goto(f"{base_url}/{LESSON_PAGES[0]}", wait_until="load")
+    tab.wait_for_function("() => window.Plotly")
+    registered = set(tab.evaluate("() => Object.keys(Plotly.PlotSchema.get().traces)"))
+    tab.close()
+    assert used <= registered, f"trace types the lessons draw but the site's plotly.js lacks: {sorted(used - registered)}"
+
+
+def test_screenshots_were_saved_for_every_lesson(measured):
+    """... and the table of the measures, ``_build/screenshots/measures.md``, for the record."""
+    results = [measured(page) for page in PAGES]
+    (SCREENSHOTS / "measures.md").write_text(phone.table(results) + "\n", encoding="utf-8")
+    for folder in ("phone", "laptop"):
+        missing = [p for p in LESSON_PAGES if not (SCREENSHOTS / folder / f"{Path(p).stem}.png").is_file()]
+        assert not missing, f"no {folder} screenshot of {missing}"
+
