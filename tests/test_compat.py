@@ -171,6 +171,11 @@ def test_status_of_a_version(package, version, expected):
     assert versions.status(package, version) == expected
 
 
+def test_status_of_a_package_the_course_does_not_declare_says_which_it_does():
+    with pytest.raises(ValueError, match=r"expected one of the course's dependencies \[.*'numpy'.*\], got 'pandas'"):
+        versions.status("pandas", "2.0")
+
+
 def test_floor_needs_a_lower_bound():
     assert versions.floor(">=1.26,<3") == "1.26"
     with pytest.raises(ValueError, match="declares no floor"):

@@ -91,6 +91,8 @@ def status(package: str, installed: str) -> str:
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
+    if package not in declared():
+        raise ValueError(f"expected one of the course's dependencies {sorted(declared())}, got {package!r}")
     spec = declared()[package]
     version = Version(installed)
     if not SpecifierSet(spec).contains(version, prereleases=True):
