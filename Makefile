@@ -40,7 +40,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps -e .
-	$(BIN)/python -m course_utils.book fetch-plotly  # the site's partial plotly.js, from the npm registry
+	$(BIN)/python -m course_utils.book fetch-assets  # the site's partial plotly.js and emoji font, from the npm registry
 	@touch $@
 
 install: $(STAMP)  ## create .venv with the pinned stack (done automatically by the other targets)

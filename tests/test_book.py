@@ -141,10 +141,41 @@ def test_a_bundle_tarball_is_checked_against_its_integrity(monkeypatch):
     tarball = _tarball({f"package/{book.PLOTLY_BUNDLE_FILE}": b"Plotly"})
     digest = "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode()
     monkeypatch.setattr(book, "PLOTLY_BUNDLE_INTEGRITY", digest)
-    monkeypatch.setattr(book._check_integrity, "__defaults__", (digest,))
     assert book.bundle_from_tarball(tarball) == b"Plotly"
     with pytest.raises(ValueError, match="corrupted or substituted"):
         book.bundle_from_tarball(tarball + b"x")
+
+
+def test_the_emoji_font_is_checked_and_renamed_for_the_site(monkeypatch):
+    import base64
+    import hashlib
+
+    import pytest
+
+    tarball = _tarball({name: name.encode() for name in book.EMOJI_FONT_FILES})
+    digest = "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode()
+    monkeypatch.setattr(book, "EMOJI_FONT_INTEGRITY", digest)
+    assert book.emoji_font_from_tarball(tarball) == {site: name.encode() for name, site in book.EMOJI_FONT_FILES.items()}
+    with pytest.raises(ValueError, match="corrupted or substituted"):
+        book.emoji_font_from_tarball(tarball + b"x")
+    partial = _tarball({next(iter(book.EMOJI_FONT_FILES)): b"woff2"})
+    monkeypatch.setattr(book, "EMOJI_FONT_INTEGRITY", "sha512-" + base64.b64encode(hashlib.sha512(partial).digest()).decode())
+    with pytest.raises(ValueError, match="expected package/files/noto-emoji-3"):
+        book.emoji_font_from_tarball(partial)
+
+
+def test_the_emoji_fonts_glyphs_are_the_checkers(tmp_path):
+    """course.css's unicode ranges cover every emoji the checkers print, and name the fetched files."""
+    import inspect
+    import re
+
+    from course_utils.checks import engine
+
+    css = (book.STATIC_DIR / "course.css").read_text()
+    covered = {int(code, 16) for code in re.findall(r"U\+([0-9A-F]+)", css)}
+    printed = {ord(ch) for ch in inspect.getsource(engine) if ord(ch) >= 0x2300 and ord(ch) != 0xFE0F}  # not … or →
+    assert printed and printed <= covered, sorted(map(hex, printed - covered))
+    assert set(re.findall(r'url\("([^"]+)"\)', css)) == set(book.EMOJI_FONT_FILES.values())
 
 
 def test_a_missing_bundle_says_how_to_fetch_it(monkeypatch, tmp_path):

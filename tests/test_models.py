@@ -118,9 +118,30 @@ def test_load_bundled_refuses_a_model_class_that_is_not_one():
 
 def test_the_report_holds_every_stage_and_the_learning_rate_sweep():
     report = models.report()
-    assert set(models.STAGES) == {"tokenizer", "teacher", "teacher-sentiment", "students", "sweep"}
+    assert set(models.STAGES) == {"tokenizer", "teacher", "teacher-sentiment", "students", "sweep", "plateau",
+                                  "task-distillation"}
+    assert set(report["timings_s"]) == set(models.STAGES)
     assert [r["lr"] for r in report["lr_sweep"]["runs"]] == list(models.LR_SWEEP)
     assert models.STUDENT_FINE_TUNING["lr"] not in models.LR_SWEEP  # its run is the students stage's
     for run in report["students"]["runs"]:
         batches_per_epoch = -(-len(data.corpus("train")) // models.STUDENT_FINE_TUNING["batch_size"])
         assert len(run["fine_tuning_loss_curve"]) == models.STUDENT_FINE_TUNING["epochs"] * batches_per_epoch
+
+
+def test_the_report_holds_the_plateau_runs_of_lesson_08():
+    plateau = models.report()["plateau"]
+    assert plateau["fine_tuning"] == models.STANDARD_FINE_TUNING and list(plateau["schedules"]) == list(models.PLATEAU_SCHEDULES)
+    runs = {(r["schedule"], r["seed"]) for r in plateau["runs"]}
+    assert runs == {(s, seed) for s in models.PLATEAU_SCHEDULES for seed in models.PLATEAU_SEEDS}
+    steps = -(-len(data.corpus("train")) // models.STANDARD_FINE_TUNING["batch_size"])
+    assert all(len(r["fine_tuning_loss_curve"]) == steps for r in plateau["runs"])
+    assert set(plateau["versions"]) == {"torch", "transformers"}
+
+
+def test_the_report_holds_every_regime_method_and_seed_of_lesson_07s_task_distillation():
+    task = models.report()["task_distillation"]
+    runs = {(r["labelled"], r["method"], r["seed"]) for r in task["runs"]}
+    assert runs == {(n, m, s) for n in models.LABELLED for m in models.TASK_METHODS for s in models.TASK_SEEDS}
+    assert len(models.TASK_SEEDS) >= 5 and len(task["runs"]) == len(runs)
+    assert all(0 <= r["sentiment_accuracy_test"] <= 1 for r in task["runs"])
+    assert task["fine_tuning"] == models.TASK_FINE_TUNING and task["distillation"] == models.TASK_DISTILLATION

@@ -12,7 +12,8 @@ Listed in ``_config.yml`` under ``sphinx.extra_extensions``. It
   draws each figure fitted to its width (:func:`course_utils.plots.site_figure_html`);
 - serves MathJax from the site itself (MathJax 3, bundled with ``sphinx-mathjax-offline``),
   loaded on the pages that hold a formula and only those;
-- adds the course's small stylesheet (``_static/course.css``);
+- adds the course's small stylesheet (``_static/course.css``), and serves the emoji of the
+  checkers' messages as a web font for readers whose system has none (:func:`fetch_emoji_font`);
 - loads each script once per page (sphinx-thebe's configuration is registered twice);
 - shows the Colab badge of each lesson from ``_static/colab-badge.svg``: the notebooks keep the
   badge's usual address, which Colab and GitHub display, while the site needs nothing remote.
@@ -52,6 +53,16 @@ PLOTLY_BUNDLE_TRACES = (
     "bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "image", "pie",
     "scatter", "scatterternary", "violin",
 )
+# The emoji of the checkers' messages (✅, ⏳, ⚠️, 📝), drawn where the reader has no emoji font
+# (many Linux desktops): the two subsets of Noto Emoji (OFL-1.1) that hold them, from the npm
+# package of Fontsource, served by the site. course.css lists the reader's own emoji fonts first.
+EMOJI_FONT_PACKAGE = "@fontsource/noto-emoji"
+EMOJI_FONT_VERSION = "5.3.2"
+EMOJI_FONT_INTEGRITY = "sha512-N9CSzXJB04AVWYvFbuBgL2Dq964Zo91th/uOu/QLSuWBYuL9FWXGcEo6ZNwc/IJ7vmpm8KHaIKD7jF8pYm4taw=="
+EMOJI_FONT_FILES = {  # file in the npm package -> its name in _static (course.css's @font-face)
+    "package/files/noto-emoji-2-400-normal.woff2": "course-emoji-2.woff2",  # ✅ ⚠
+    "package/files/noto-emoji-3-400-normal.woff2": "course-emoji-3.woff2",  # ⏳ 📝
+}
 FIGURES_JS = "course-figures.js"
 SEARCH_JS = "course-search.js"
 NPM_REGISTRY = "https://registry.npmjs.org"
@@ -77,37 +88,88 @@ def plotly_bundle_path() -> Path:
     return Path(sys.prefix) / "share" / "course_utils" / f"{PLOTLY_BUNDLE_PACKAGE}-{PLOTLY_BUNDLE_VERSION}.js"
 
 
-def _check_integrity(tarball: bytes, integrity: str = PLOTLY_BUNDLE_INTEGRITY) -> None:
+def _check_integrity(tarball: bytes, integrity: str, package: str) -> None:
     algorithm, _, expected = integrity.partition("-")
     actual = base64.b64encode(hashlib.new(algorithm, tarball).digest()).decode()
     if actual != expected:
-        raise ValueError(f"the npm tarball of {PLOTLY_BUNDLE_PACKAGE}@{PLOTLY_BUNDLE_VERSION} has {algorithm} "
+        raise ValueError(f"the npm tarball of {package} has {algorithm} "
                          f"{actual}, expected {expected}: a corrupted or substituted download")
+
+
+def _members(tarball: bytes, names, package: str) -> dict[str, bytes]:
+    with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
+        found = {}
+        for name in names:
+            try:
+                member = archive.extractfile(name)
+            except KeyError:
+                member = None
+            if member is None:
+                raise ValueError(f"expected {name} in the npm tarball of {package}")
+            found[name] = member.read()
+        return found
 
 
 def bundle_from_tarball(tarball: bytes) -> bytes:
     """The minified bundle inside the npm tarball of the bundle's package, after checking its integrity."""
-    _check_integrity(tarball)
-    with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
-        member = archive.extractfile(f"package/{PLOTLY_BUNDLE_FILE}")
-        if member is None:
-            raise ValueError(f"expected package/{PLOTLY_BUNDLE_FILE} in the npm tarball of {PLOTLY_BUNDLE_PACKAGE}")
-        return member.read()
+    _check_integrity(tarball, PLOTLY_BUNDLE_INTEGRITY, PLOTLY_BUNDLE_PACKAGE)
+    name = f"package/{PLOTLY_BUNDLE_FILE}"
+    return _members(tarball, [name], PLOTLY_BUNDLE_PACKAGE)[name]
+
+
+def _npm_tarball(package: str, version: str, registry: str | None) -> bytes:
+    registry = (registry or os.environ.get("npm_config_registry") or NPM_REGISTRY).rstrip("/")
+    url = f"{registry}/{package}/-/{package.rpartition('/')[2]}-{version}.tgz"
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return response.read()
+
+
+def _write(path: Path, content: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.with_suffix(".part").write_bytes(content)
+    path.with_suffix(".part").replace(path)
 
 
 def fetch_plotly_bundle(registry: str | None = None) -> Path:
     """Download the partial plotly.js bundle from the npm registry once (``make install`` does it)."""
     path = plotly_bundle_path()
-    if path.is_file():
-        return path
-    registry = (registry or os.environ.get("npm_config_registry") or NPM_REGISTRY).rstrip("/")
-    url = f"{registry}/{PLOTLY_BUNDLE_PACKAGE}/-/{PLOTLY_BUNDLE_PACKAGE}-{PLOTLY_BUNDLE_VERSION}.tgz"
-    with urllib.request.urlopen(url, timeout=60) as response:
-        bundle = bundle_from_tarball(response.read())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.with_suffix(".part").write_bytes(bundle)
-    path.with_suffix(".part").replace(path)
+    if not path.is_file():
+        _write(path, bundle_from_tarball(_npm_tarball(PLOTLY_BUNDLE_PACKAGE, PLOTLY_BUNDLE_VERSION, registry)))
     return path
+
+
+def emoji_font_dir() -> Path:
+    """Where :func:`fetch_emoji_font` keeps the emoji font's subsets: inside the virtual environment."""
+    return Path(sys.prefix) / "share" / "course_utils" / f"noto-emoji-{EMOJI_FONT_VERSION}"
+
+
+def emoji_font_from_tarball(tarball: bytes) -> dict[str, bytes]:
+    """``{name in _static: woff2 bytes}`` from the npm tarball of the font's package, after checking its integrity."""
+    _check_integrity(tarball, EMOJI_FONT_INTEGRITY, EMOJI_FONT_PACKAGE)
+    found = _members(tarball, EMOJI_FONT_FILES, EMOJI_FONT_PACKAGE)
+    return {EMOJI_FONT_FILES[name]: content for name, content in found.items()}
+
+
+def fetch_emoji_font(registry: str | None = None) -> Path:
+    """Download the emoji font's subsets from the npm registry once (``make install`` does it)."""
+    folder = emoji_font_dir()
+    if not all((folder / name).is_file() for name in EMOJI_FONT_FILES.values()):
+        tarball = _npm_tarball(EMOJI_FONT_PACKAGE, EMOJI_FONT_VERSION, registry)
+        for name, content in emoji_font_from_tarball(tarball).items():
+            _write(folder / name, content)
+    return folder
+
+
+def emoji_font_source() -> Path:
+    """The emoji font's folder fetched by ``make install``; a clear error when it is missing."""
+    folder = emoji_font_dir()
+    missing = [name for name in EMOJI_FONT_FILES.values() if not (folder / name).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"expected the emoji font {missing} in {folder}: run `make install` "
+            f"(or `{sys.executable} -m course_utils.book fetch-assets`) with access to the npm registry"
+        )
+    return folder
 
 
 def plotly_bundle_source() -> Path:
@@ -116,7 +178,7 @@ def plotly_bundle_source() -> Path:
     if not path.is_file():
         raise FileNotFoundError(
             f"expected the partial plotly.js bundle at {path}: run `make install` "
-            f"(or `{sys.executable} -m course_utils.book fetch-plotly`) with access to the npm registry"
+            f"(or `{sys.executable} -m course_utils.book fetch-assets`) with access to the npm registry"
         )
     return path
 
@@ -260,6 +322,8 @@ def _copy_assets(app, exception) -> None:
     static = Path(app.outdir) / "_static"
     static.mkdir(parents=True, exist_ok=True)
     shutil.copy2(plotly_bundle_source(), static / PLOTLY_JS)
+    for name in EMOJI_FONT_FILES.values():
+        shutil.copy2(emoji_font_source() / name, static / name)
     shutil.copytree(
         mathjax_source(), static / MATHJAX_DIR, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*MATHJAX_SKIP)
     )
@@ -291,6 +355,8 @@ def setup(app):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["fetch-plotly"]:
-        sys.exit(f"usage: {sys.executable} -m course_utils.book fetch-plotly (got {sys.argv[1:]})")
+    if sys.argv[1:] not in (["fetch-assets"], ["fetch-plotly"]):
+        sys.exit(f"usage: {sys.executable} -m course_utils.book fetch-assets (got {sys.argv[1:]})")
     print(fetch_plotly_bundle())
+    if sys.argv[1:] == ["fetch-assets"]:
+        print(fetch_emoji_font())

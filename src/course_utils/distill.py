@@ -133,6 +133,47 @@ def distillation_loss(
     return F.kl_div(log_q, log_p, reduction="batchmean", log_target=True) * temperature**2
 
 
+def hinton_loss(
+    student_logits: torch.Tensor,
+    teacher_logits: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    alpha: float = 0.5,
+    temperature: float = DEFAULT_TEMPERATURE,
+) -> torch.Tensor:
+    """Knowledge distillation's classic loss: ``α · CE(s, labels) + (1 − α) · T² · KL(softmax(t/T) ‖ softmax(s/T))``.
+
+    ``*_logits (N, C)``, ``labels (N,)`` the true classes. The hard labels' cross-entropy and
+    :func:`distillation_loss`, weighted (Hinton et al. 2015, section 2: "a weighted average of two
+    different objective functions"). ``alpha = 1`` is plain fine-tuning, ``alpha = 0`` imitation only.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 <= alpha <= 1:
+        raise ValueError(f"expected alpha to be a number in [0, 1] (the weight of the hard labels), got {alpha!r}")
+    student_logits = _check_logits("student_logits", student_logits)
+    if tuple(labels.shape) != (student_logits.shape[0],):
+        raise ValueError(
+            f"expected labels of shape (N,)=({student_logits.shape[0]},), one class per row, got {tuple(labels.shape)}"
+        )
+    hard = F.cross_entropy(student_logits, labels)
+    return alpha * hard + (1 - alpha) * distillation_loss(student_logits, teacher_logits, temperature)
+
+
+def task_objective(teacher_logits: torch.Tensor, *, alpha: float = 0.5, temperature: float = DEFAULT_TEMPERATURE):
+    """Task-specific distillation for :func:`course_utils.training.train_classifier`'s ``objective``.
+
+    ``teacher_logits (N, C)``: the fine-tuned teacher's logits for every training example, computed
+    once. Returns ``objective(logits, labels, indices)``: :func:`hinton_loss` of a batch against the
+    teacher's rows ``indices``.
+    """
+    teacher_logits = _check_logits("teacher_logits", teacher_logits).detach()
+
+    def objective(logits: torch.Tensor, labels: torch.Tensor, indices) -> torch.Tensor:
+        rows = teacher_logits[torch.as_tensor(indices)]
+        return hinton_loss(logits, rows, labels, alpha=alpha, temperature=temperature)
+
+    return objective
+
+
 def cosine_loss(student_hidden: torch.Tensor, teacher_hidden: torch.Tensor) -> torch.Tensor:
     """``mean(1 - cos(s_i, t_i))`` over the rows of ``(N, D)`` hidden states: 0 when every pair points the same way.
 

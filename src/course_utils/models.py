@@ -58,6 +58,28 @@ SEEDED_RUNS = ("distilled", "no distillation (MLM only)")  # run with every seed
 LR_SWEEP = (1e-5, 3e-5, 1e-4, 5e-4, 1e-3)
 
 
+# Lesson 08's fine-tuning loop: the standard recipe (AdamW with no weight decay on biases and
+# LayerNorm weights, warm-up then linear decay, gradients clipped to norm 1), one epoch in batches
+# of 32, on one CPU thread (as the lesson runs it, so its seed-0 run is the lesson's live run).
+STANDARD_FINE_TUNING = dict(STUDENT_FINE_TUNING, epochs=1.0, batch_size=32, decay="matrices")
+PLATEAU_SEEDS = (0, 1, 2, 3, 4)
+PLATEAU_SCHEDULES = {
+    "warm-up then linear decay": {},
+    "constant learning rate": dict(schedule="constant", warmup=0),
+}
+# Lesson 07's question: does distillation help on the task? With few labels, three ways to make
+# the classifier, each from a same-size student: pre-trained by MLM alone, distilled (general
+# distillation), distilled and then fine-tuned against the fine-tuned teacher's soft labels too
+# (task-specific distillation, the paper's section 4.2). Each seed draws its own labelled sentences,
+# head and batch order; every run takes the same number of steps, at the learning rate lesson 08's
+# sweep chooses on the validation split.
+LABELLED = (500, 2000)
+TASK_SEEDS = (0, 1, 2, 3, 4)
+TASK_FINE_TUNING = dict(STANDARD_FINE_TUNING, batch_size=32, lr=5e-4, warmup=80, steps=800)
+TASK_DISTILLATION = dict(alpha=0.5, temperature=2.0)
+TASK_METHODS = ("no distillation", "general distillation", "general + task-specific")
+
+
 def teacher_config(tokenizer):
     """The teacher's ``BertConfig``: BERT's architecture at 1/6 of BERT-base's width."""
     from transformers import BertConfig
@@ -168,7 +190,7 @@ def _save(model, folder: Path) -> None:
     bundle.save_files(model.save_pretrained, folder, MODEL_FILES, what=f"the {type(model).__name__}")
 
 
-STAGES = ("tokenizer", "teacher", "teacher-sentiment", "students", "sweep")
+STAGES = ("tokenizer", "teacher", "teacher-sentiment", "students", "sweep", "plateau", "task-distillation")
 
 
 def rebuild(stages=STAGES, progress: bool = True) -> dict:
@@ -178,6 +200,8 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
     the teacher fine-tuned on sentiment. ``"students"``: lesson 07's students (distilled, trained without distillation, ablations),
     each fine-tuned on sentiment; the distilled student of seed 0 and its sentiment copy are bundled.
     ``"sweep"``: lesson 08's learning-rate sweep, the bundled student fine-tuned at :data:`LR_SWEEP`.
+    ``"plateau"``: lesson 08's standard recipe for :data:`PLATEAU_SEEDS`, with and without its schedule.
+    ``"task-distillation"``: lesson 07's few-label experiment (:data:`LABELLED`, :data:`TASK_METHODS`).
     """
     unknown = set(stages) - set(STAGES)
     if unknown:
@@ -206,6 +230,14 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
         start = time.perf_counter()
         result["lr_sweep"] = _build_sweep(tokenizer, splits, progress)
         result["timings_s"]["sweep"] = time.perf_counter() - start
+    if "plateau" in stages:
+        start = time.perf_counter()
+        result["plateau"] = _build_plateau(tokenizer, splits, progress)
+        result["timings_s"]["plateau"] = time.perf_counter() - start
+    if "task-distillation" in stages:
+        start = time.perf_counter()
+        result["task_distillation"] = _build_task_distillation(tokenizer, splits, progress)
+        result["timings_s"]["task-distillation"] = time.perf_counter() - start
     import torch
 
     result["torch_threads"] = torch.get_num_threads()
@@ -341,6 +373,83 @@ def _build_sweep(tokenizer, splits, progress: bool) -> dict:
             "fine_tuning_loss_curve": history.losses["loss"],
         })
     return {"fine_tuning": dict(STUDENT_FINE_TUNING), "runs": runs}
+
+
+def _classifier_from(student, seed: int):
+    """A ``DistilBertForSequenceClassification`` on ``student``'s encoder, its new head drawn with ``seed``."""
+    import tempfile
+
+    import torch
+    from transformers import DistilBertForSequenceClassification
+
+    with tempfile.TemporaryDirectory() as folder:
+        _save(student, Path(folder))
+        torch.manual_seed(seed)
+        return DistilBertForSequenceClassification.from_pretrained(folder, num_labels=2)
+
+
+def _build_plateau(tokenizer, splits, progress: bool) -> dict:
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as lesson 08 runs it: the seed-0 run is the lesson's live run, to the bit
+    try:
+        student, runs = load_bundled("student"), []
+        for schedule, changes in PLATEAU_SCHEDULES.items():
+            for seed in PLATEAU_SEEDS:
+                classifier = _classifier_from(student, seed)
+                history = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id,
+                                                    progress=progress, **dict(STANDARD_FINE_TUNING, seed=seed, **changes))
+                runs.append({
+                    "schedule": schedule,
+                    "seed": seed,
+                    "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], tokenizer.pad_token_id),
+                    "fine_tuning_loss_curve": history.losses["loss"],
+                })
+    finally:
+        torch.set_num_threads(threads)
+    import transformers
+
+    versions = {"torch": torch.__version__, "transformers": transformers.__version__}  # same stack, same bits
+    return {"fine_tuning": dict(STANDARD_FINE_TUNING), "schedules": PLATEAU_SCHEDULES, "threads": 1,
+            "versions": versions, "runs": runs}
+
+
+def _build_task_distillation(tokenizer, splits, progress: bool) -> dict:
+    import torch
+
+    from . import distill
+
+    teacher, pad_id = load_bundled("teacher-sentiment"), tokenizer.pad_token_id
+    mlm_only, _ = train_student("no distillation (MLM only)", 0, load_bundled("teacher"), tokenizer, splits["train"],
+                                progress=progress)
+    students = {"no distillation": mlm_only, "general distillation": load_bundled("student")}
+    settings = {k: v for k, v in TASK_FINE_TUNING.items() if k != "epochs"}
+    runs = []
+    for n in LABELLED:
+        for seed in TASK_SEEDS:
+            labelled = training.subset(splits["train"], n, seed)
+            with torch.inference_mode():  # the fine-tuned teacher's soft labels for these sentences, once
+                soft = torch.cat([teacher(input_ids=ids, attention_mask=mask).logits for ids, mask in
+                                  (training.pad(labelled.ids[i:i + 256], pad_id) for i in range(0, n, 256))])
+            for method in TASK_METHODS:
+                student = students["no distillation" if method == "no distillation" else "general distillation"]
+                classifier = _classifier_from(student, seed)
+                objective = distill.task_objective(soft, **TASK_DISTILLATION) if method.endswith("task-specific") else None
+                training.train_classifier(classifier, labelled, pad_id, progress=progress, objective=objective,
+                                          **dict(settings, seed=seed))
+                runs.append({
+                    "labelled": n,
+                    "method": method,
+                    "seed": seed,
+                    "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], pad_id),
+                })
+    return {
+        "fine_tuning": dict(TASK_FINE_TUNING),
+        "distillation": dict(TASK_DISTILLATION),
+        "teacher_accuracy_test": training.accuracy(teacher, splits["test"], pad_id),
+        "runs": runs,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

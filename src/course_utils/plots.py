@@ -293,6 +293,85 @@ def scatter(
     return _style(fig, title, x_title, y_title, height)
 
 
+
+def curve_groups(
+    x,
+    groups: dict[str, Sequence[Sequence[float]]],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    reference: tuple[str, float] | None = None,
+    height: int = 440,
+) -> go.Figure:
+    """Several runs per group on one x axis: ``groups`` maps a legend name to a list of runs, each
+    ``len(x)`` y values. One colour and dash style per group, one legend entry per group (a click
+    hides the whole group); ``reference`` ``(name, y)`` draws a horizontal line (ln 2, chance).
+    """
+    xs = significant(x)
+    if xs.ndim != 1 or xs.size == 0:
+        raise ValueError(f"expected x to be a non-empty 1-D sequence, got shape {xs.shape}")
+    if not groups or not all(len(runs) for runs in groups.values()):
+        raise ValueError("expected at least one group, each with at least one run")
+    for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
+        _require_text(name, text)
+    fig = go.Figure()
+    for i, (name, runs) in enumerate(groups.items()):
+        for j, ys in enumerate(runs):
+            ys = significant(ys)
+            if ys.shape != xs.shape:
+                raise ValueError(f"expected each run of {name!r} to have {xs.size} values like x, got shape {ys.shape}")
+            fig.add_trace(go.Scatter(
+                x=xs, y=ys, name=name, legendgroup=name, showlegend=j == 0, mode="lines", opacity=0.85,
+                line=dict(color=color(i), dash=DASHES[i % len(DASHES)], width=1.8),
+            ))
+    if reference is not None:
+        label, y = reference
+        fig.add_trace(go.Scatter(x=[xs[0], xs[-1]], y=significant([y, y]), name=label, mode="lines",
+                                 line=dict(color="black", width=1, dash="dot")))
+    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+    return _style(fig, title, x_title, y_title, height)
+
+
+def seed_spread(
+    values: dict[str, dict[str, Sequence[float]]],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    reference: tuple[str, float] | None = None,
+    height: int = 440,
+) -> go.Figure:
+    """Every seed's result as a point, grouped: ``values[setting][method]`` the seeds' values.
+
+    Settings (``"500 labels"``) along x, one colour and marker symbol per method, side by side;
+    each box spans the seeds' range (quartiles), its dashed line the mean, and every seed is a
+    point, so the spread and the worst seed show. ``reference`` ``(name, y)``: a horizontal line.
+    """
+    if not values or not all(values.values()):
+        raise ValueError("expected at least one setting, each with at least one method")
+    for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
+        _require_text(name, text)
+    methods = list(dict.fromkeys(m for by_method in values.values() for m in by_method))
+    fig = go.Figure()
+    for i, method in enumerate(methods):
+        xs, ys = [], []
+        for setting, by_method in values.items():
+            seeds = significant(by_method.get(method, []))
+            xs += [setting] * seeds.size
+            ys += seeds.tolist()
+        fig.add_trace(go.Box(
+            x=xs, y=ys, name=method, boxpoints="all", jitter=0.35, pointpos=0, boxmean=True,
+            line=dict(color=color(i), width=1.5), fillcolor="rgba(0,0,0,0)",
+            marker=dict(color=color(i), symbol=SYMBOLS[i % len(SYMBOLS)], size=8),
+        ))
+    if reference is not None:
+        label, y = reference
+        fig.add_hline(y=float(significant([y])[0]), line=dict(color="black", width=1, dash="dot"),
+                      annotation_text=label, annotation_position="bottom right")
+    fig.update_layout(boxmode="group", legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+    return _style(fig, title, x_title, y_title, height)
+
 # --------------------------------------------------------------------------------------------
 # The renderer
 

@@ -219,11 +219,39 @@ def mlm_batches(encoded: Encoded, tokenizer, *, steps: int, batch_size: int, see
         yield input_ids, attention_mask, masked, labels
 
 
-def optimiser(model, *, steps: int, lr: float, warmup: int, weight_decay: float):
-    """The course's optimiser: AdamW with :func:`linear_warmup_decay` over ``steps``; ``(optimizer, schedule)``."""
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: linear_warmup_decay(s, steps, warmup))
-    return optimizer, schedule
+SCHEDULES = ("warmup-decay", "constant")
+DECAY = ("all", "matrices")
+
+
+def parameter_groups(model, weight_decay: float, decay: str = "all") -> list[dict]:
+    """AdamW's parameter groups: weight decay on ``"all"`` parameters, or on the ``"matrices"`` only.
+
+    ``"matrices"`` is the standard fine-tuning recipe (Hugging Face's ``Trainer``, nanoGPT): biases and
+    LayerNorm weights, the 1-D parameters, are not decayed towards 0, since shrinking a bias or a
+    LayerNorm's scale does not make the model simpler, only different.
+    """
+    if decay not in DECAY:
+        raise ValueError(f"expected decay to be one of {DECAY}, got {decay!r}")
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    if decay == "all":
+        return [{"params": parameters, "weight_decay": weight_decay}]
+    return [
+        {"params": [p for p in parameters if p.ndim >= 2], "weight_decay": weight_decay},
+        {"params": [p for p in parameters if p.ndim < 2], "weight_decay": 0.0},
+    ]
+
+
+def optimiser(model, *, steps: int, lr: float, warmup: int, weight_decay: float,
+              schedule: str = "warmup-decay", decay: str = "all"):
+    """The course's optimiser: AdamW (:func:`parameter_groups`) and a learning-rate schedule; ``(optimizer, schedule)``.
+
+    ``schedule="warmup-decay"``: :func:`linear_warmup_decay` over ``steps``; ``"constant"``: ``lr`` throughout.
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"expected schedule to be one of {SCHEDULES}, got {schedule!r}")
+    optimizer = torch.optim.AdamW(parameter_groups(model, weight_decay, decay), lr=lr, weight_decay=weight_decay)
+    factor = (lambda s: linear_warmup_decay(s, steps, warmup)) if schedule == "warmup-decay" else (lambda s: 1.0)
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
 def update(model, loss: torch.Tensor, optimizer, schedule, *, max_norm: float = 1.0) -> None:
@@ -280,37 +308,63 @@ def train_classifier(
     pad_id: int,
     *,
     epochs: float = 1.0,
+    steps: int | None = None,
     batch_size: int = 64,
     lr: float = 1e-4,
     warmup: int = 50,
     weight_decay: float = 0.01,
+    schedule: str = "warmup-decay",
+    decay: str = "all",
+    objective=None,
     seed: int = 0,
     progress: bool = True,
 ) -> History:
     """Fine-tune ``model`` on ``encoded`` sentences and labels: a ``*ForSequenceClassification`` with a
     label per sentence, or a ``*ForTokenClassification`` with a label per token (see :class:`Encoded`).
 
-    ``epochs`` may be fractional (2.5); the arguments are checked first, and training stops at
-    the first loss that is nan or inf, as in :func:`train_mlm`."""
+    ``epochs`` may be fractional (2.5); ``steps``, when given, is the number of batches instead
+    (epoch after epoch, for a small data set); ``schedule`` and ``decay`` as in :func:`optimiser`. The loss
+    is the model's cross-entropy, or ``objective(logits, labels, indices)`` when given: ``logits``
+    ``(B, C)``, ``labels`` ``(B,)`` and the batch's ``indices`` into ``encoded`` (lesson 07's task
+    distillation, :func:`course_utils.distill.task_objective`). The arguments are checked first, and
+    training stops at the first loss that is nan or inf, as in :func:`train_mlm`."""
     check_data(encoded, model, labelled=True)
     _number("epochs", epochs, positive=True)
     check_schedule(lr=lr, warmup=warmup, weight_decay=weight_decay, batch_size=batch_size)
+    if objective is not None and not callable(objective):
+        raise TypeError(f"expected objective to be a function (logits, labels, indices) -> loss, got {objective!r}")
     torch.manual_seed(seed)
-    steps = math.ceil(epochs * math.ceil(len(encoded.ids) / batch_size))
-    optimizer, schedule = optimiser(model, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
+    if steps is None:
+        steps = math.ceil(epochs * math.ceil(len(encoded.ids) / batch_size))
+    steps = _positive_int("steps", steps)
+    optimizer, schedule = optimiser(model, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay,
+                                    schedule=schedule, decay=decay)
     history = History()
     model.train()
     with _progress(steps, "fine-tuning", progress) as bar:
         for step, indices in enumerate(step_batches(len(encoded.ids), batch_size, seed, steps)):
             input_ids, attention_mask = pad([encoded.ids[i] for i in indices], pad_id)
             labels = label_tensor([encoded.labels[i] for i in indices])
-            loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+            if objective is None:
+                loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+            else:
+                loss = objective(model(input_ids=input_ids, attention_mask=attention_mask).logits, labels, indices)
             stop_if_not_finite(loss.item(), step, model, lr)
             update(model, loss, optimizer, schedule)
             history.record(loss=loss.item())
             bar.update(1)
     model.eval()
     return history
+
+
+def subset(encoded: Encoded, n: int, seed: int) -> Encoded:
+    """``n`` examples of ``encoded`` drawn without replacement (seeded): a smaller labelled set."""
+    n = _positive_int("n", n)
+    if n > len(encoded.ids):
+        raise ValueError(f"expected n <= {len(encoded.ids)} (the examples there are), got {n}")
+    chosen = np.sort(np.random.default_rng(seed).choice(len(encoded.ids), size=n, replace=False))
+    labels = None if encoded.labels is None else [encoded.labels[i] for i in chosen]
+    return Encoded(ids=[encoded.ids[i] for i in chosen], labels=labels)
 
 
 @torch.inference_mode()

@@ -8,7 +8,8 @@ Each measure opens the page in a fresh browser context (a first visit: nothing c
 
 - ``overflow_px``: how far the page scrolls sideways at 390 × 844 (0: it does not);
 - ``overlaps``: parts of a figure (title, legend, axis titles, panel titles, menus, slider, mode
-  bar) that meet one another or leave the figure, at 390 × 844 and at 1366 × 900;
+  bar) that meet one another or leave the figure, and point labels that meet one another, at
+  390 × 844 and at 1366 × 900;
 - ``small_text``: figure texts (heatmap values among them) drawn smaller than ``MIN_TEXT_PX``;
 - ``weight_bytes``: bytes transferred for the page and all it loads, as served gzip-compressed;
 - ``fcp_ms``: first contentful paint with the CPU slowed 4× (Chrome DevTools Protocol);
@@ -60,6 +61,13 @@ FIGURE_OVERLAPS = """() => {
   document.querySelectorAll('div.plotly-graph-div').forEach(div => {
     const box = div.getBoundingClientRect();
     const found = parts(div);
+    // the labels written next to data points (scatter text), one against another
+    const labels = [...div.querySelectorAll('.scatterlayer g.textpoint text')]
+      .filter(el => el.textContent.trim() !== '' && el.getBoundingClientRect().width > 0)
+      .map(el => ({name: 'point label "' + el.textContent.trim().slice(0, 30) + '"', r: el.getBoundingClientRect()}));
+    labels.forEach((a, i) => labels.slice(i + 1).forEach(b => {
+      if (meet(a.r, b.r)) problems.push(`${div.id}: ${a.name} meets ${b.name}`);
+    }));
     found.forEach((a, i) => {
       if (a.r.left < box.left - 1 || a.r.right > box.right + 1) problems.push(`${div.id}: ${a.name} leaves the figure`);
       found.slice(i + 1).forEach(b => {

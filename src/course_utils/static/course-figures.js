@@ -9,6 +9,7 @@
  * - on narrow screens a legend moves under the plot, where it cannot meet the title;
  * - panels that stand side by side stack one above the other on narrow screens (up to 4 panels);
  * - the mode bar is hidden on narrow or touch screens;
+ * - point labels that would overlap another label are dropped (every label stays on hover);
  * - heatmap values are written in cells that hold them at MIN_TEXT_PX or more, and are dropped
  *   (values stay on hover) where the cells are smaller;
  * - a builder may give a figure another layout for narrow screens (layout.meta.narrow_layout, e.g.
@@ -32,7 +33,8 @@
   var TICK_LABELS_PX = 24; // ... and its tick labels, when they stand level
   var DIAGRAM_MIN_PX = 720; // a diagram narrower than this would write its boxes' text over each other
   var SCREEN_MARGIN_PX = 40; // an explorer leaves this much of the screen's height around it
-  var LOG_TICK_PX = 40; // a log axis's labels stand at least this far apart
+  var LOG_TICK_PX = 40;
+  var LABEL_GAP_PX = 2; // point labels closer than this to another are dropped (kept on hover) // a log axis's labels stand at least this far apart
   var TITLE_TOP_PX = 8; // a title's distance from the top of its figure, at least
   var MODE_BAR_PX = 150; // the mode bar's width, kept free of the title's lines
   var MODE_BAR_DROPPED = ["select2d", "lasso2d", "zoomIn2d", "zoomOut2d", "autoScale2d"];
@@ -442,6 +444,42 @@
     return Promise.resolve();
   }
 
+  function overlaps(a, b) {
+    return a.left < b.right + LABEL_GAP_PX && b.left < a.right + LABEL_GAP_PX &&
+      a.top < b.bottom + LABEL_GAP_PX && b.top < a.bottom + LABEL_GAP_PX;
+  }
+
+  /* Point labels (scatter text) that would overlap another label, or leave the figure, are
+   * dropped, first come first kept; every point keeps its label on hover (hovertext). */
+  function fitPointLabels(div) {
+    var frame = div.getBoundingClientRect();
+    var kept = [];
+    var changes = { text: [], hovertext: [] };
+    var indices = [];
+    div.data.forEach(function (trace, i) {
+      var full = div._fullData[i];
+      if (!full || full.type !== "scatter" || !/text/.test(full.mode || "") || !Array.isArray(trace.text)) return;
+      var labels = trace.hovertext && trace.hovertext.length ? trace.hovertext : trace.text;
+      var nodes = div.querySelectorAll(".scatterlayer .trace")[full.index];
+      var texts = nodes ? nodes.querySelectorAll("g.textpoint text") : [];
+      if (texts.length !== labels.length) return;
+      var shown = labels.map(function (label, j) {
+        var box = texts[j].getBoundingClientRect();
+        var inside = box.left >= frame.left && box.right <= frame.right;
+        if (!label || !inside || kept.some(function (other) { return overlaps(box, other); })) return "";
+        kept.push(box);
+        return label;
+      });
+      if (shown.join("\u0001") === trace.text.join("\u0001")) return;
+      div.dataset.droppedLabels = "true";
+      indices.push(i);
+      changes.text.push(shown);
+      changes.hovertext.push(labels.slice());
+    });
+    if (indices.length) return window.Plotly.restyle(div, changes, indices);
+    return Promise.resolve();
+  }
+
   var figures = [];
 
   function draw(figure) {
@@ -462,6 +500,7 @@
       }
       return fitLogAxes(figure.div)
         .then(function () { return fitHeatmapText(figure.div); })
+        .then(function () { return fitPointLabels(figure.div); })
         .then(function () { return clearSlider(figure.div); })
         .then(function () { return clearTitle(figure.div); });
     });

@@ -1,0 +1,159 @@
+"""The standard fine-tuning recipe (lesson 08) and task-specific distillation (lesson 07).
+
+Checked against code nobody here wrote: torch's AdamW (one group per decay), torch's own
+cross-entropy and KL divergence, and Hugging Face's ``get_linear_schedule_with_warmup``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch.nn import functional as F
+from transformers import DistilBertConfig, DistilBertForSequenceClassification, get_linear_schedule_with_warmup
+
+from course_utils import data, distill, plots, training
+
+
+@pytest.fixture(scope="module")
+def small(tokenizer):
+    return training.encode(data.corpus("train")[:96], tokenizer)
+
+
+def tiny_classifier(tokenizer, seed=0):
+    torch.manual_seed(seed)
+    config = DistilBertConfig(vocab_size=len(tokenizer), dim=16, n_layers=1, n_heads=2, hidden_dim=32,
+                              max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id, num_labels=2)
+    return DistilBertForSequenceClassification(config)
+
+
+def test_matrices_only_decay_exempts_every_bias_and_layernorm_weight(tokenizer):
+    model = tiny_classifier(tokenizer)
+    decayed, exempt = training.parameter_groups(model, 0.01, "matrices")
+    names = {id(p): n for n, p in model.named_parameters()}
+    exempt_names = {names[id(p)] for p in exempt["params"]}
+    assert exempt["weight_decay"] == 0.0 and decayed["weight_decay"] == 0.01
+    assert exempt_names == {n for n, p in model.named_parameters() if n.endswith("bias") or "layernorm" in n.replace("_", "").lower()}
+    assert len(decayed["params"]) + len(exempt["params"]) == len(list(model.parameters()))
+    (everything,) = training.parameter_groups(model, 0.01, "all")
+    assert len(everything["params"]) == len(list(model.parameters()))
+
+
+def test_decay_changes_only_the_decayed_parameters(tokenizer):
+    """With a zero gradient, AdamW moves a parameter only through its weight decay."""
+    model = tiny_classifier(tokenizer)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    optimizer, _ = training.optimiser(model, steps=1, lr=0.1, warmup=1, weight_decay=0.5, decay="matrices")
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    optimizer.step()
+    for name, p in model.named_parameters():
+        moved = not torch.equal(before[name], p)
+        assert moved == (p.ndim >= 2 and bool(before[name].any())), name
+
+
+def test_schedules_match_hugging_faces_and_constant_is_constant(tokenizer):
+    model = tiny_classifier(tokenizer)
+    optimizer, schedule = training.optimiser(model, steps=20, lr=1e-3, warmup=5, weight_decay=0.0)
+    reference_optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    # HF's factor is step / warmup during warm-up (0 at step 0); the course's is (step + 1) / warmup
+    reference = get_linear_schedule_with_warmup(reference_optimizer, num_warmup_steps=5, num_training_steps=20)
+    ours, theirs = [], []
+    for _ in range(20):
+        ours.append(schedule.get_last_lr()[0])
+        theirs.append(reference.get_last_lr()[0])
+        optimizer.step(), schedule.step(), reference_optimizer.step(), reference.step()
+    np.testing.assert_allclose(ours[5:], theirs[5:], rtol=1e-12)  # the decay: the same
+    np.testing.assert_allclose(ours[:5], [x + 2e-4 for x in theirs[:5]], rtol=1e-12)  # one step ahead
+    _, constant = training.optimiser(model, steps=20, lr=1e-3, warmup=5, weight_decay=0.0, schedule="constant")
+    assert constant.get_last_lr() == [1e-3]
+
+
+@pytest.mark.parametrize("changes, message", [
+    (dict(schedule="cosine"), "schedule"), (dict(decay="biases"), "decay"),
+])
+def test_optimiser_rejects_unknown_choices(tokenizer, changes, message):
+    with pytest.raises(ValueError, match=message):
+        training.optimiser(tiny_classifier(tokenizer), steps=5, lr=1e-3, warmup=1, weight_decay=0.0, **changes)
+
+
+def test_train_classifier_steps_and_objective(small, tokenizer):
+    seen = []
+
+    def objective(logits, labels, indices):
+        seen.append(list(indices))
+        return F.cross_entropy(logits, labels)
+
+    model = tiny_classifier(tokenizer)
+    history = training.train_classifier(model, small, tokenizer.pad_token_id, steps=7, batch_size=32,
+                                        objective=objective, progress=False, decay="matrices")
+    assert len(history.losses["loss"]) == 7 == len(seen)  # 3 batches an epoch: epoch after epoch
+    assert sorted(sum(seen[:3], [])) == list(range(96))
+    # the default objective is the model's own cross-entropy: the same losses
+    default = training.train_classifier(tiny_classifier(tokenizer), small, tokenizer.pad_token_id, steps=7,
+                                        batch_size=32, progress=False, decay="matrices")
+    assert default.losses["loss"] == history.losses["loss"]
+    with pytest.raises(TypeError, match="objective"):
+        training.train_classifier(model, small, tokenizer.pad_token_id, objective="kl", progress=False)
+
+
+def test_subset_draws_without_replacement(small):
+    part = training.subset(small, 10, seed=3)
+    assert len(part.ids) == 10 and part == training.subset(small, 10, seed=3)
+    pairs = {(tuple(i), l) for i, l in zip(small.ids, small.labels)}
+    assert all((tuple(i), l) in pairs for i, l in zip(part.ids, part.labels))
+    assert part != training.subset(small, 10, seed=4)
+    with pytest.raises(ValueError, match="n <= 96"):
+        training.subset(small, 97, seed=0)
+
+
+def test_hinton_loss_against_torch():
+    torch.manual_seed(0)
+    student, teacher, labels = torch.randn(6, 3), torch.randn(6, 3), torch.tensor([0, 1, 2, 0, 1, 2])
+    T, alpha = 3.0, 0.3
+    kl = torch.nn.KLDivLoss(reduction="batchmean")(F.log_softmax(student / T, -1), F.softmax(teacher / T, -1))
+    expected = alpha * F.cross_entropy(student, labels) + (1 - alpha) * T**2 * kl
+    torch.testing.assert_close(distill.hinton_loss(student, teacher, labels, alpha=alpha, temperature=T), expected)
+    assert torch.isclose(distill.hinton_loss(student, teacher, labels, alpha=1.0), F.cross_entropy(student, labels))
+    assert distill.hinton_loss(teacher, teacher, labels, alpha=0.0) == 0
+
+
+@pytest.mark.parametrize("alpha", [-0.1, 1.5, True, "half"])
+def test_hinton_loss_rejects_bad_alpha(alpha):
+    with pytest.raises(ValueError, match="alpha"):
+        distill.hinton_loss(torch.zeros(2, 2), torch.zeros(2, 2), torch.tensor([0, 1]), alpha=alpha)
+
+
+def test_hinton_loss_rejects_labels_of_the_wrong_shape():
+    with pytest.raises(ValueError, match=r"labels of shape \(N,\)"):
+        distill.hinton_loss(torch.zeros(2, 2), torch.zeros(2, 2), torch.tensor([[0, 1]]))
+
+
+def test_task_objective_picks_the_teachers_rows_of_the_batch():
+    teacher = torch.randn(5, 2)
+    objective = distill.task_objective(teacher, alpha=0.25, temperature=2.0)
+    logits, labels = torch.randn(2, 2), torch.tensor([1, 0])
+    expected = distill.hinton_loss(logits, teacher[[4, 1]], labels, alpha=0.25, temperature=2.0)
+    torch.testing.assert_close(objective(logits, labels, np.array([4, 1])), expected)
+
+
+def test_curve_groups_one_legend_entry_per_group():
+    fig = plots.curve_groups([1, 2, 3], {"a": [[1, 2, 3], [2, 3, 4]], "b": [[0, 0, 1]]}, reference=("ln 2", 0.69),
+                             title="t", x_title="x", y_title="y")
+    shown = [t.name for t in fig.data if t.showlegend is not False]
+    assert shown == ["a", "b", "ln 2"] and len(fig.data) == 4
+    assert fig.data[0].line.color == fig.data[1].line.color != fig.data[2].line.color
+    with pytest.raises(ValueError, match="3 values like x"):
+        plots.curve_groups([1, 2, 3], {"a": [[1, 2]]}, title="t", x_title="x", y_title="y")
+    with pytest.raises(ValueError, match="at least one group"):
+        plots.curve_groups([1], {"a": []}, title="t", x_title="x", y_title="y")
+
+
+def test_seed_spread_shows_every_seed():
+    values = {"500 labels": {"m1": [0.5, 0.6], "m2": [0.7]}, "2000 labels": {"m1": [0.8], "m2": [0.9, 0.95]}}
+    fig = plots.seed_spread(values, title="t", x_title="x", y_title="y", reference=("teacher", 0.99))
+    assert [t.name for t in fig.data] == ["m1", "m2"]
+    assert list(fig.data[0].y) == [0.5, 0.6, 0.8] and list(fig.data[0].x) == ["500 labels"] * 2 + ["2000 labels"]
+    assert fig.data[0].boxpoints == "all" and fig.layout.boxmode == "group"
+    with pytest.raises(ValueError, match="at least one setting"):
+        plots.seed_spread({}, title="t", x_title="x", y_title="y")
