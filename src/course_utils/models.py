@@ -420,6 +420,19 @@ def _build_task_distillation(tokenizer, splits, progress: bool) -> dict:
 
     from . import distill
 
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small batches: one thread is as fast, and several fight on a busy CPU
+    try:
+        return _task_distillation_runs(tokenizer, splits, progress)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _task_distillation_runs(tokenizer, splits, progress: bool) -> dict:
+    import torch
+
+    from . import distill
+
     teacher, pad_id = load_bundled("teacher-sentiment"), tokenizer.pad_token_id
     mlm_only, _ = train_student("no distillation (MLM only)", 0, load_bundled("teacher"), tokenizer, splits["train"],
                                 progress=progress)
@@ -448,6 +461,7 @@ def _build_task_distillation(tokenizer, splits, progress: bool) -> dict:
         "fine_tuning": dict(TASK_FINE_TUNING),
         "distillation": dict(TASK_DISTILLATION),
         "teacher_accuracy_test": training.accuracy(teacher, splits["test"], pad_id),
+        "threads": 1,
         "runs": runs,
     }
 
