@@ -56,6 +56,7 @@ from .masking import check_causal_mask, check_padding_mask
 from .positional import check_add_positions, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
 from .tokens import check_embedding_lookup, check_frame_tokens, check_pad_batch
+from .training import check_train_step
 
 __all__ = [
     "Case",
@@ -83,6 +84,7 @@ __all__ = [
     "check_sinusoidal_encoding",
     "check_softmax",
     "check_split_heads",
+    "check_train_step",
     "close_arrays",
     "diagnose",
     "equal_integers",
