@@ -53,6 +53,7 @@ from .distill import check_distillation_loss, check_layer_map
 from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
 from .heads import check_align_labels, check_classification_head
 from .masking import check_causal_mask, check_padding_mask
+from .mlm import check_mlm_mask
 from .positional import check_add_positions, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
 from .tokens import check_embedding_lookup, check_frame_tokens, check_pad_batch
@@ -78,6 +79,7 @@ __all__ = [
     "check_layer_norm",
     "check_lstm_param_count",
     "check_merge_heads",
+    "check_mlm_mask",
     "check_padding_mask",
     "check_rnn_step",
     "check_scaled_dot_product_attention",
