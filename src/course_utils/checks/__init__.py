@@ -49,7 +49,7 @@ from .attention import (
     check_softmax,
     check_split_heads,
 )
-from .distill import check_distillation_loss, check_layer_map
+from .distill import check_distillation_loss, check_distillation_step, check_layer_map
 from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
 from .heads import check_align_labels, check_classification_head
 from .masking import check_causal_mask, check_padding_mask
@@ -70,6 +70,7 @@ __all__ = [
     "check_causal_mask",
     "check_classification_head",
     "check_distillation_loss",
+    "check_distillation_step",
     "check_embedding_lookup",
     "check_encoder_block",
     "check_encoder_layer_param_count",
