@@ -111,7 +111,8 @@ WRONG = {
     "labels = the input ids": (_mask(labels="everywhere"), "labels are the input ids everywhere.*-100"),
     "labels = the replaced ids": (_mask(labels="replacements"), "not their original id.*the \\*original\\* id"),
     "[MASK] and random outside the chosen": (_mask(unchosen_change=True), "were not chosen.*& chosen"),
-    "two independent draws": (_mask(split="independent"), "0.7[0-9]+ of the chosen read \\[MASK\\].*exclude each other"),
+    "two independent draws": (_mask(split="independent"),
+                              "0.7[0-9]+ of the chosen read \\[MASK\\].*exclude each other"),
     "the random 10% not rescaled": (_mask(split="unscaled"), "read a random id.*0.1 / \\(1 - 0.8\\) = 0.5, not 0.1"),
     "input_ids changed in place": (_mask(in_place=True), "changed in place.*input_ids.clone\\(\\)"),
     "the generator ignored": (_mask(global_rng=True), "same seed gave different results.*generator=generator"),
@@ -135,7 +136,7 @@ def test_check_mlm_mask_stub_and_odd_answers(capsys):
         with pytest.raises(AssertionError, match="mlm_mask"):
             checks.check_mlm_mask(fn)
     with pytest.raises(AssertionError, match="(?s)raised TypeError.*torch.Generator"):
-        checks.check_mlm_mask(lambda input_ids, maskable, mask_token_id, vocab_size, generator: torch.rand(3, generator=1))
+        checks.check_mlm_mask(lambda input_ids, maskable, *rest: torch.rand(3, generator=1))
     with pytest.raises(TypeError, match="without calling it"):
         checks.check_mlm_mask(0.5)
 

@@ -15,7 +15,8 @@ def test_each_box_is_a_labelled_annotation_in_its_own_colour_and_each_arrow_join
     arrows = [a for a in fig.layout.annotations if a.showarrow]
     boxes = [a for a in fig.layout.annotations if not a.showarrow]
     assert [b.text for b in boxes] == [label for label, _, _ in BOXES]
-    assert [b.bordercolor for b in boxes] == [plots.color(i) for i in range(len(BOXES))]
+    assert [b.bordercolor for b in boxes] == list(plots.BOX_COLORS[: len(BOXES)])
+    assert "#F0E442" not in plots.BOX_COLORS  # the pale yellow
     centre = {label: (x, y) for label, x, y in BOXES}
     assert [((a.ax, a.ay), (a.x, a.y)) for a in arrows] == [(centre[s], centre[e]) for s, e in ARROWS]
     assert fig.data[0].hovertext == tuple(label for label, _, _ in BOXES)

@@ -493,6 +493,9 @@ def attention_flow(
 # Boxes and arrows: a training flow (lesson 07)
 
 
+BOX_COLORS = tuple(c for c in PALETTE if c != "#F0E442")
+
+
 def flow_diagram(
     boxes: Sequence[tuple[str, float, float]],
     arrows: Sequence[tuple[str, str]],
@@ -503,7 +506,8 @@ def flow_diagram(
     """A diagram of labelled boxes joined by arrows, such as a training step's data flow.
 
     ``boxes``: ``(label, x, y)`` with ``x, y`` in ``[0, 1]`` (the box's centre; ``<br>`` breaks a
-    label's lines); box ``i`` is outlined in palette colour ``i``. ``arrows``: ``(from_label,
+    label's lines); box ``i`` is outlined in the ``i``-th colour of :data:`BOX_COLORS` (the
+    palette without its yellow, too pale for a thin line on white). ``arrows``: ``(from_label,
     to_label)`` pairs, drawn from centre to centre, stopping short of the boxes. Hovering over a
     box shows its label, so the figure reads without colour too.
     """
@@ -528,7 +532,7 @@ def flow_diagram(
                            standoff=24, startstandoff=24)  # fmt: skip
     for i, (label, (x, y)) in enumerate(where.items()):
         fig.add_annotation(x=x, y=y, xref="x", yref="y", text=label, showarrow=False, align="center",
-                           bgcolor="white", bordercolor=color(i), borderwidth=2, borderpad=6,
+                           bgcolor="white", bordercolor=BOX_COLORS[i % len(BOX_COLORS)], borderwidth=2, borderpad=6,
                            font=dict(size=12))  # fmt: skip
     fig.add_trace(go.Scatter(
         x=[x for x, _ in where.values()], y=[y for _, y in where.values()], mode="markers",

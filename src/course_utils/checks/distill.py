@@ -524,8 +524,8 @@ def compare_distillation_steps(result: Any, expected: Any) -> str | None:
                 f"{result.expected[call][name]:.6g}")
     for call, off_by in enumerate(result.off_by):
         if off_by > 1e-9:
-            return f"the losses are right, but after call {call + 1} the student's weights differ from the reference's " \
-                   f"(by up to {off_by:.3g})"
+            return (f"the losses are right, but after call {call + 1} the student's weights differ from the "
+                    f"reference's (by up to {off_by:.3g})")
     return None
 
 
