@@ -14,7 +14,8 @@ small function:
    (``transformers.DistilBertForMaskedLM``) initialised from one layer out of two of a BERT-format
    teacher (``BertForMaskedLM``), its embeddings and its MLM head (as ``scripts/extract_distilbert.py``
    of the same folder);
-4. :func:`distil` — the training loop, with a ``tqdm`` bar, deterministic under a seed, recording
+4. :func:`distillation_step` — one step: teacher frozen, student updated once; :func:`distil` — the training loop
+   of those steps, with a ``tqdm`` bar, deterministic under a seed, recording
    every loss term at every step; :func:`train_mlm` (the course's masked-LM loop) trains the
    same-size student *without* a teacher, on the very same batches and masks;
 5. :func:`parameter_count` and :func:`latency` — what the student buys: fewer weights, less time.
@@ -54,6 +55,7 @@ __all__ = [
     "cosine_loss",
     "distil",
     "distillation_loss",
+    "distillation_step",
     "latencies",
     "latency",
     "layer_map",
@@ -418,6 +420,52 @@ def _check_roles(student, teacher) -> None:
         )
 
 
+def distillation_step(
+    teacher,
+    student,
+    batch: Sequence[torch.Tensor],
+    optimizer: torch.optim.Optimizer,
+    *,
+    alphas: Mapping[str, float] | None = None,
+    temperature: float = DEFAULT_TEMPERATURE,
+    restrict_ce_to_mask: bool = False,
+    max_norm: float | None = 1.0,
+) -> TripleLoss:
+    """One step of distillation, the body of :func:`distil`'s loop (lesson 07's exercise).
+
+    ``batch = (input_ids, attention_mask, masked_ids, labels)``, each ``(B, T)``, as
+    :func:`course_utils.training.mlm_batches` yields it. Both models read ``masked_ids``; the
+    teacher in eval mode under ``torch.no_grad`` (frozen: no dropout, no graph, no gradient),
+    the student in train mode. The loss is :func:`triple_loss`; then ``zero_grad``, ``backward``,
+    the gradients' norm clipped to ``max_norm`` (None: not clipped) and one ``optimizer.step()``.
+    A loss that is nan or inf updates nothing. The learning-rate schedule, if any, is the
+    caller's. Returns the :class:`TripleLoss` (its
+    tensors are those of this step's graph: use ``.item()`` to keep their values).
+    """
+    if not isinstance(batch, (tuple, list)) or len(batch) != 4:
+        raise TypeError("expected batch = (input_ids, attention_mask, masked_ids, labels), as "
+                        f"training.mlm_batches yields it, got {type(batch).__name__}"
+                        + (f" of length {len(batch)}" if isinstance(batch, (tuple, list)) else ""))
+    _, attention_mask, masked, labels = batch
+    teacher.eval()  # the teacher is frozen: no dropout
+    student.train()  # the student learns: dropout on
+    with torch.no_grad():
+        taught = teacher(input_ids=masked, attention_mask=attention_mask, output_hidden_states=True)
+    out = student(input_ids=masked, attention_mask=attention_mask, output_hidden_states=True)
+    loss = triple_loss(
+        out.logits, taught.logits, out.hidden_states[-1], taught.hidden_states[-1], labels, attention_mask,
+        alphas=alphas, temperature=temperature, restrict_ce_to_mask=restrict_ce_to_mask,
+    )  # fmt: skip
+    if not torch.isfinite(loss.total):  # no update: it would write nan into every weight (distil stops)
+        return loss
+    optimizer.zero_grad(set_to_none=True)
+    loss.total.backward()
+    if max_norm is not None:
+        torch.nn.utils.clip_grad_norm_(student.parameters(), max_norm)
+    optimizer.step()
+    return loss
+
+
 def distil(
     student,
     teacher,
@@ -464,16 +512,13 @@ def distil(
     teacher.eval()
     batches = training.mlm_batches(encoded, tokenizer, steps=steps, batch_size=batch_size, seed=seed)
     with training._progress(steps, "distillation", progress) as bar:
-        for step, (_, attention_mask, masked, labels) in enumerate(batches):
-            with torch.no_grad():
-                taught = teacher(input_ids=masked, attention_mask=attention_mask, output_hidden_states=True)
-            out = student(input_ids=masked, attention_mask=attention_mask, output_hidden_states=True)
-            loss = triple_loss(
-                out.logits, taught.logits, out.hidden_states[-1], taught.hidden_states[-1], labels, attention_mask,
-                alphas=alphas, temperature=temperature, restrict_ce_to_mask=restrict_ce_to_mask,
+        for step, batch in enumerate(batches):
+            loss = distillation_step(
+                teacher, student, batch, optimizer,
+                alphas=alphas, temperature=temperature, restrict_ce_to_mask=restrict_ce_to_mask, max_norm=1.0,
             )  # fmt: skip
             training.stop_if_not_finite(loss.total.item(), step, student, lr)
-            training.update(student, loss.total, optimizer, schedule)
+            schedule.step()
             history.record(loss=loss.total.item(), ce=loss.ce.item(), mlm=loss.mlm.item(), cos=loss.cos.item())
             bar.update(1)
             bar.set_postfix(loss=f"{loss.total.item():.3f}", refresh=False)

@@ -263,6 +263,27 @@ def update(model, loss: torch.Tensor, optimizer, schedule, *, max_norm: float = 
     schedule.step()
 
 
+def train_step(model: torch.nn.Module, batch, optimizer: torch.optim.Optimizer) -> float:
+    """One step of training, the loop taught in lesson 02: forward, loss, zero_grad, backward, step.
+
+    ``batch = (inputs, targets)``: ``model(inputs)`` gives logits ``(B, C)`` and ``targets (B,)``
+    holds class ids; the loss is their cross-entropy, averaged over the batch. The model is put
+    in train mode first (dropout on), whatever mode it came in. The optimiser steps once.
+    Returns the loss *before* the update, as a Python float (a tensor would keep its graph alive).
+    """
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        raise TypeError(f"expected batch = (inputs, targets), a pair, got {type(batch).__name__}"
+                        + (f" of length {len(batch)}" if isinstance(batch, (tuple, list)) else ""))
+    inputs, targets = batch
+    model.train()  # dropout on: the model may come from an evaluation, in eval mode
+    logits = model(inputs)  # (B, C)
+    loss = torch.nn.functional.cross_entropy(logits, targets)  # a 0-d tensor, still in the graph
+    optimizer.zero_grad()  # forget the previous step's gradients (backward adds to .grad)
+    loss.backward()  # d loss / d weight, into every weight's .grad
+    optimizer.step()  # move every weight, using its .grad (and, for Adam, its running averages)
+    return loss.item()
+
+
 def train_mlm(
     model,
     encoded: Encoded,

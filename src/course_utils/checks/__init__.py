@@ -49,13 +49,15 @@ from .attention import (
     check_softmax,
     check_split_heads,
 )
-from .distill import check_distillation_loss, check_layer_map
+from .distill import check_distillation_loss, check_distillation_step, check_layer_map
 from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
 from .heads import check_align_labels, check_classification_head
 from .masking import check_causal_mask, check_padding_mask
+from .mlm import check_mlm_mask
 from .positional import check_add_positions, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
 from .tokens import check_embedding_lookup, check_frame_tokens, check_pad_batch
+from .training import check_train_step
 
 __all__ = [
     "Case",
@@ -68,6 +70,7 @@ __all__ = [
     "check_causal_mask",
     "check_classification_head",
     "check_distillation_loss",
+    "check_distillation_step",
     "check_embedding_lookup",
     "check_encoder_block",
     "check_encoder_layer_param_count",
@@ -77,12 +80,14 @@ __all__ = [
     "check_layer_norm",
     "check_lstm_param_count",
     "check_merge_heads",
+    "check_mlm_mask",
     "check_padding_mask",
     "check_rnn_step",
     "check_scaled_dot_product_attention",
     "check_sinusoidal_encoding",
     "check_softmax",
     "check_split_heads",
+    "check_train_step",
     "close_arrays",
     "diagnose",
     "equal_integers",
