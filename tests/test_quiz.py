@@ -12,8 +12,8 @@ from course_utils import quiz
 
 
 def _choice(**changes):
-    spec = dict(prompt="How many steps does an RNN take for `T` tokens?", choices=["1", "T", "T squared"],
-                answer="T", explanation="One step per token.", hint="Count the loop.",
+    spec = dict(prompt="How many steps does an RNN take for `T` tokens?", right="T", wrong=["1", "T squared"],
+                explanation="One step per token.", hint="Count the loop.",
                 section="The sequential bottleneck")
     spec.update(changes)
     return quiz.Choice(**spec)
@@ -58,10 +58,11 @@ def test_section_anchor_is_myst_parsers():
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"answer": "T^2"}, "to be one of its choices"),
-    ({"choices": ["T"]}, "2 to 6 choices"),
-    ({"choices": ["1", "1", "T"]}, "distinct choices"),
-    ({"choices": "1 T"}, "list of strings"),
+    ({"right": ""}, "the right answer of"),
+    ({"wrong": []}, "1 to 5 wrong answers"),
+    ({"wrong": ["1", "T"]}, "distinct answers"),
+    ({"wrong": ["1", " 1 "]}, "distinct answers"),
+    ({"wrong": "1 T"}, "list of strings"),
     ({"hint": ""}, "the hint of"),
     ({"section": None}, "the section of"),
     ({"prompt": "odd ` quote"}, "backquotes in pairs"),
@@ -105,12 +106,14 @@ def test_each_question_is_a_labelled_form_with_a_live_feedback_region():
     page = _parse(text)
     forms = [a for tag, a in page.tags if tag == "form"]
     assert [f["data-kind"] for f in forms] == ["choice", "number"]
-    assert forms[0]["data-answer"] == "1" and forms[1]["data-answer"] == "144"
+    shown = _choice().choices
+    assert sorted(shown) == ["1", "T", "T squared"]
+    assert forms[0]["data-answer"] == str(shown.index("T")) and forms[1]["data-answer"] == "144"
     assert sum(tag == "fieldset" for tag, _ in page.tags) == 2 and sum(tag == "legend" for tag, _ in page.tags) == 2
     radios = [a for tag, a in page.tags if tag == "input" and a.get("type") == "radio"]
     assert len(radios) == 3 and len({r["name"] for r in radios}) == 1
     # each radio inside its label (implicit label); the number's input named by its label's `for`
-    assert re.findall(r'<label><input type="radio"[^>]*>([^<]*)</label>', text) == ["1", "T", "T squared"]
+    assert re.findall(r'<label><input type="radio"[^>]*>([^<]*)</label>', text) == shown
     number_input = next(a for tag, a in page.tags if tag == "input" and a.get("type") == "text")
     assert any(tag == "label" and a.get("for") == number_input["id"] for tag, a in page.tags)
     statuses = [a for tag, a in page.tags if a.get("role") == "status"]
@@ -130,7 +133,7 @@ def test_feedback_explains_when_right_hints_when_wrong_and_links_to_the_section(
 
 
 def test_the_html_is_self_contained_escaped_and_deterministic():
-    q = _choice(prompt="Is `a < b` <b>bold</b>?", choices=["yes", "no"], answer="no")
+    q = _choice(prompt="Is `a < b` <b>bold</b>?", right="no", wrong=["yes"])
     first = quiz.show(q, _number())._repr_html_()
     assert first == quiz.show(q, _number())._repr_html_()
     assert "<code>a &lt; b</code> &lt;b&gt;bold&lt;/b&gt;" in first
@@ -144,3 +147,10 @@ def test_the_plain_text_lists_the_questions():
     text = repr(quiz.show(_choice(), _number()))
     assert "1. How many steps does an RNN take for `T` tokens?" in text and "   ( ) T squared" in text
     assert "2. How many parameters has the LSTM?" in text
+
+
+def test_choices_are_shuffled_by_the_prompt_the_same_at_every_run():
+    orders = {tuple(_choice(prompt=f"Question {i}?", wrong=["1", "T squared", "log T"]).choices) for i in range(20)}
+    assert len(orders) > 1, "the right answer is not always in the same place"
+    assert all(sorted(order) == ["1", "T", "T squared", "log T"] for order in orders)
+    assert _choice().choices == _choice().choices

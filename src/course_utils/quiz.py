@@ -3,8 +3,8 @@
 A lesson ends with a cell such as::
 
     quiz.show(
-        quiz.Choice("How many steps does an RNN need for T tokens?", ["1", "T", "T squared"],
-                    answer="T", explanation="...", hint="...", section="The sequential bottleneck"),
+        quiz.Choice("How many steps does an RNN need for T tokens?", right="T", wrong=["1", "T squared"],
+                    explanation="...", hint="...", section="The sequential bottleneck"),
         quiz.Number("How many parameters has the LSTM?", answer=counts["LSTM"],
                     explanation="...", hint="...", section="How many parameters?"),
     )
@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import html
 import math
+import random
 import re
 from dataclasses import dataclass
 from numbers import Real
@@ -55,33 +56,42 @@ def _inline(text: str) -> str:
 
 @dataclass(frozen=True)
 class Choice:
-    """A multiple-choice question: one right ``answer`` among ``choices`` (2 to 6 strings).
+    """A multiple-choice question: the ``right`` answer and 1 to 5 ``wrong`` ones.
 
-    ``explanation`` is shown when the reader picks the answer, ``hint`` otherwise; both send the
-    reader to ``section``, the title of the lesson heading that teaches it.
+    The choices are shown in an order shuffled by the prompt (the same at every run), so the
+    right answer is not always first. ``explanation`` is shown when the reader picks the right
+    answer, ``hint`` otherwise; both send the reader to ``section``, the title of the lesson
+    heading that teaches it.
     """
 
     prompt: str
-    choices: Sequence[str]
-    answer: str
+    right: str
+    wrong: Sequence[str]
     explanation: str
     hint: str
     section: str
 
     def __post_init__(self) -> None:
         _text(self.prompt, "the prompt")
-        for what in ("explanation", "hint", "section"):
-            _text(getattr(self, what), f"the {what} of {self.prompt!r}")
-        if isinstance(self.choices, str) or not isinstance(self.choices, Sequence):
-            raise ValueError(f"expected the choices of {self.prompt!r} to be a list of strings, got {self.choices!r}")
-        choices = [_text(c, f"every choice of {self.prompt!r}") for c in self.choices]
-        if not 2 <= len(choices) <= 6:
-            raise ValueError(f"expected 2 to 6 choices for {self.prompt!r}, got {len(choices)}")
-        if len(set(choices)) != len(choices):
-            raise ValueError(f"expected distinct choices for {self.prompt!r}, got {choices}")
-        if self.answer not in choices:
-            raise ValueError(f"expected the answer of {self.prompt!r} to be one of its choices {choices}, "
-                             f"got {self.answer!r}")
+        for what in ("right", "explanation", "hint", "section"):
+            _text(getattr(self, what), f"the {what} answer of {self.prompt!r}" if what == "right"
+                  else f"the {what} of {self.prompt!r}")
+        if isinstance(self.wrong, str) or not isinstance(self.wrong, Sequence):
+            raise ValueError(f"expected the wrong answers of {self.prompt!r} to be a list of strings, "
+                             f"got {self.wrong!r}")
+        wrong = [_text(w, f"every wrong answer of {self.prompt!r}") for w in self.wrong]
+        if not 1 <= len(wrong) <= 5:
+            raise ValueError(f"expected 1 to 5 wrong answers for {self.prompt!r}, got {len(wrong)}")
+        if len(set(wrong + [self.right.strip()])) != len(wrong) + 1:
+            raise ValueError(f"expected distinct answers for {self.prompt!r}, got right {self.right!r} "
+                             f"and wrong {wrong}")
+
+    @property
+    def choices(self) -> list[str]:
+        """The right and wrong answers in the order shown: shuffled by a generator seeded with the prompt."""
+        choices = [self.right.strip()] + [w.strip() for w in self.wrong]
+        random.Random(self.prompt).shuffle(choices)
+        return choices
 
 
 @dataclass(frozen=True)
@@ -179,7 +189,7 @@ def _feedback(question: Question, verdict: str) -> str:
 def _question_html(question: Question, qid: str, number: int) -> str:
     legend = f"<legend>{number}. {_inline(question.prompt)}</legend>"
     if isinstance(question, Choice):
-        data = f'data-kind="choice" data-answer="{question.choices.index(question.answer)}"'
+        data = f'data-kind="choice" data-answer="{question.choices.index(question.right.strip())}"'
         body = "".join(
             f'<label><input type="radio" name="{qid}" value="{i}">{_inline(choice)}</label>'
             for i, choice in enumerate(question.choices)
