@@ -26,7 +26,7 @@ export COURSE_BROWSER := $(BROWSER_BIN)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
-.PHONY: help install assets book lessons new-lesson test unit notebooks site browser compat lab serve bench lock clean
+.PHONY: help install assets book lessons new-lesson handouts test unit notebooks site browser compat lab serve bench lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -71,6 +71,9 @@ new-lesson: export LESSON_TITLE := $(value TITLE)
 new-lesson: $(STAMP)  ## NAME=my_topic: scaffold lessons/NN_my_topic.md from the template, add it to _toc.yml, execute it
 	@test -n "$$LESSON_NAME" || { echo "usage: make new-lesson NAME=my_topic [TITLE='My topic'] [SCAFFOLD_FLAGS=--dry-run]"; exit 2; }
 	$(BIN)/python -m course_utils.authoring.scaffold --from-environment $(SCAFFOLD_FLAGS)
+
+handouts: $(STAMP)  ## write _build/handouts/NN_name.ipynb: each lesson's notebook without its solutions, to assign
+	$(BIN)/python -m course_utils.authoring.handouts
 
 unit: $(STAMP)  ## unit, pairing, Colab and lock tests (fast)
 	$(BIN)/pytest tests --ignore=tests/site

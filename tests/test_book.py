@@ -222,3 +222,23 @@ def test_the_search_page_gets_the_course_scorer_before_searchtools():
     (_, config), (name, _) = added
     assert name == book.SEARCH_JS and '"softmax": "lessons/04_self_attention"' in config["body"]
     assert '"layernorm": "lessons/06_encoder"' in config["body"]
+
+
+def _app_with_pages(tmp_path, *pages):
+    env = SimpleNamespace(all_docs=set(pages), doc2path=lambda name: str(tmp_path / "src" / f"{name}.md"))
+    return SimpleNamespace(env=env, outdir=str(tmp_path / "html"), builder=SimpleNamespace(format="html"))
+
+
+def test_a_lessons_committed_notebook_is_offered_for_download(tmp_path):
+    (tmp_path / "src" / "lessons").mkdir(parents=True)
+    (tmp_path / "src" / "lessons" / "01_x.md").write_text("# X")
+    (tmp_path / "src" / "lessons" / "01_x.ipynb").write_text('{"cells": []}')
+    (tmp_path / "src" / "intro.md").write_text("# Intro")
+    app = _app_with_pages(tmp_path, "lessons/01_x", "intro")
+    context = {}
+    book._offer_the_notebook_for_download(app, "lessons/01_x", "page.html", context, None)
+    assert context["ipynb_source"] == "lessons/01_x.ipynb"
+    assert (tmp_path / "html" / "_sources" / "lessons" / "01_x.ipynb").read_text() == '{"cells": []}'
+    context = {}
+    book._offer_the_notebook_for_download(app, "intro", "page.html", context, None)
+    assert context == {}, "a page with no committed notebook offers none"

@@ -14,6 +14,8 @@ Listed in ``_config.yml`` under ``sphinx.extra_extensions``. It
   loaded on the pages that hold a formula and only those;
 - adds the course's small stylesheet (``_static/course.css``);
 - loads each script once per page (sphinx-thebe's configuration is registered twice);
+- offers each lesson's committed ``.ipynb``, outputs included, in the theme's download menu, next
+  to its ``.md`` source;
 - shows the Colab badge of each lesson from ``_static/colab-badge.svg``: the notebooks keep the
   badge's usual address, which Colab and GitHub display, while the site needs nothing remote.
 
@@ -230,6 +232,30 @@ def _load_each_script_once(app, pagename, templatename, context, doctree) -> Non
     scripts[:] = unique
 
 
+def notebook_twin(app, pagename: str) -> Path | None:
+    """The committed ``.ipynb`` paired with the page's ``.md`` source (the lessons), else None."""
+    source = Path(app.env.doc2path(pagename)) if pagename in app.env.all_docs else None
+    if source is None or source.suffix != ".md" or not source.with_suffix(".ipynb").is_file():
+        return None
+    return source.with_suffix(".ipynb")
+
+
+def _offer_the_notebook_for_download(app, pagename, templatename, context, doctree) -> None:
+    """Put the lesson's committed ``.ipynb`` (with its outputs) in the theme's download menu.
+
+    The menu offers the page's ``.md`` source from ``_sources/``; it offers a notebook only when
+    ``ipynb_source`` names one there, which nothing sets for a page built from MyST markdown. The
+    notebook is copied next to the source, and the theme (priority 501) adds its link.
+    """
+    notebook = notebook_twin(app, pagename)
+    if notebook is None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(notebook, target)
+    context["ipynb_source"] = f"{pagename}.ipynb"
+
+
 def _colab_only_where_a_notebook_exists(app, pagename, templatename, context, doctree) -> None:
     """Drop the theme's Colab launch button from pages without a committed ``.ipynb`` twin.
 
@@ -237,8 +263,7 @@ def _colab_only_where_a_notebook_exists(app, pagename, templatename, context, do
     status) it would open their ``.md`` source, which Colab cannot open. Runs after the theme
     (priority 501) has added its buttons.
     """
-    source = Path(app.env.doc2path(pagename)) if pagename in app.env.all_docs else None
-    if source is not None and source.with_suffix(".ipynb").is_file():
+    if notebook_twin(app, pagename) is not None:
         return
     groups = context.get("header_buttons") or []
     for group in groups:
@@ -285,6 +310,7 @@ def setup(app):
     app.connect("html-page-context", _tune_search)
     app.connect("html-page-context", _load_each_script_once, priority=900)
     app.connect("html-page-context", _colab_only_where_a_notebook_exists, priority=600)
+    app.connect("html-page-context", _offer_the_notebook_for_download, priority=400)
     app.connect("doctree-resolved", _serve_colab_badge_locally)
     app.connect("build-finished", _copy_assets)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

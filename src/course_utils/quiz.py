@@ -195,7 +195,8 @@ def _question_html(question: Question, qid: str, number: int) -> str:
             for i, choice in enumerate(question.choices)
         )
     else:
-        data = f'data-kind="number" data-answer="{question.answer!r}" data-tolerance="{question.tolerance!r}"'
+        data = (f'data-kind="number" data-answer="{question.answer!r}" data-decimals="{question.decimals}" '
+                f'data-tolerance="{question.tolerance!r}"')
         body = (f'<label for="{qid}-answer">Your answer{" (" + str(question.decimals) + " decimals)" if question.decimals else ""}:'
                 f'<input type="text" inputmode="decimal" autocomplete="off" id="{qid}-answer" name="{qid}"></label>')
     templates = "".join(f'<template data-verdict="{v}">{_feedback(question, v)}</template>' for v in ("right", "wrong"))
