@@ -15,7 +15,7 @@ Listed in ``_config.yml`` under ``sphinx.extra_extensions``. It
 - adds the course's small stylesheet (``_static/course.css``);
 - loads each script once per page (sphinx-thebe's configuration is registered twice);
 - offers each lesson's committed ``.ipynb``, outputs included, in the theme's download menu, next
-  to its ``.md`` source;
+  to its ``.md`` source, and the whole book's PDF once ``make pdf`` has written it;
 - shows the Colab badge of each lesson from ``_static/colab-badge.svg``: the notebooks keep the
   badge's usual address, which Colab and GitHub display, while the site needs nothing remote.
 
@@ -256,6 +256,27 @@ def _offer_the_notebook_for_download(app, pagename, templatename, context, doctr
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 
+BOOK_PDF = "attention-step-by-step.pdf"
+
+
+def book_pdf(app) -> Path:
+    """Where ``make pdf`` writes the book's PDF: ``_build/pdf/`` next to the site's folder."""
+    return Path(app.outdir).parent / "pdf" / BOOK_PDF
+
+
+def _offer_the_book_pdf(app, pagename, templatename, context, doctree) -> None:
+    """A "Download PDF" entry (the whole book) in the theme's download menu, once ``make pdf`` has
+    written the PDF; the theme's own ".pdf" entry prints the page alone. Runs after the theme."""
+    if app.builder.name != "html" or not book_pdf(app).is_file():
+        return
+    for group in context.get("header_buttons") or []:
+        if group.get("label") == "download-buttons":
+            group["buttons"].append({
+                "type": "link", "url": context["pathto"](BOOK_PDF, 1), "text": "Download PDF (the whole book)",
+                "tooltip": "Download the whole book as one PDF", "icon": "fas fa-book", "label": "download-book-pdf-button",
+            })
+
+
 def _colab_only_where_a_notebook_exists(app, pagename, templatename, context, doctree) -> None:
     """Drop the theme's Colab launch button from pages without a committed ``.ipynb`` twin.
 
@@ -285,6 +306,8 @@ def _copy_assets(app, exception) -> None:
     static = Path(app.outdir) / "_static"
     static.mkdir(parents=True, exist_ok=True)
     shutil.copy2(plotly_bundle_source(), static / PLOTLY_JS)
+    if app.builder.name == "html" and book_pdf(app).is_file():
+        shutil.copy2(book_pdf(app), Path(app.outdir) / BOOK_PDF)
     shutil.copytree(
         mathjax_source(), static / MATHJAX_DIR, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*MATHJAX_SKIP)
     )
@@ -311,6 +334,7 @@ def setup(app):
     app.connect("html-page-context", _load_each_script_once, priority=900)
     app.connect("html-page-context", _colab_only_where_a_notebook_exists, priority=600)
     app.connect("html-page-context", _offer_the_notebook_for_download, priority=400)
+    app.connect("html-page-context", _offer_the_book_pdf, priority=600)
     app.connect("doctree-resolved", _serve_colab_badge_locally)
     app.connect("build-finished", _copy_assets)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
