@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html.parser
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -51,10 +52,34 @@ def _parse(text: str) -> _Page:
     return page
 
 
-def test_section_anchor_is_myst_parsers():
-    assert quiz.section_anchor("The LSTM: gates and a cell state") == "the-lstm-gates-and-a-cell-state"
-    assert quiz.section_anchor("How many parameters?") == "how-many-parameters"
-    assert quiz.section_anchor("Scaling by √d_k") == "scaling-by-d_k"
+LESSONS = sorted((Path(__file__).resolve().parents[1] / "lessons").glob("[0-9][0-9]_*.md"))
+HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
+
+
+def _headings(lesson: Path) -> list[str]:
+    text = re.sub(r"^(`{3,}).*?^\1", "", lesson.read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL)
+    return HEADING.findall(text)
+
+
+def test_section_anchor_is_the_id_docutils_gives_every_lesson_heading():
+    from docutils.nodes import make_id
+
+    headings = [h for lesson in LESSONS for h in _headings(lesson)]
+    assert len(headings) > 50
+    for heading in headings + ["Why divide by √d_k?", "Causal masks: the decoder's view", "Ünïcode — dashes"]:
+        assert quiz.section_anchor(heading) == make_id(heading), heading
+
+
+@pytest.mark.parametrize("lesson", LESSONS[1:], ids=lambda p: p.stem)
+def test_every_lesson_quiz_sends_the_reader_to_a_heading_of_its_lesson(lesson):
+    text = lesson.read_text(encoding="utf-8")
+    sections = re.findall(r'^\s+section="((?:[^"\\]|\\.)*)",$', text, re.MULTILINE)
+    assert sections, f"{lesson.name}: no quiz"
+    headings = _headings(lesson)
+    for section in sections:
+        section = section.replace('\\"', '"')
+        assert section in headings, f"{lesson.name}: the quiz names a section {section!r} that is not a heading"
+        assert [quiz.section_anchor(h) for h in headings].count(quiz.section_anchor(section)) == 1
 
 
 @pytest.mark.parametrize("changes, message", [

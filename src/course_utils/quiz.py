@@ -27,17 +27,21 @@ import html
 import math
 import random
 import re
+import unicodedata
 from dataclasses import dataclass
 from numbers import Real
 from typing import Sequence
 
 
 def section_anchor(section: str) -> str:
-    """The anchor of a lesson heading on the site, as myst-parser writes it (``myst_heading_anchors``).
+    """The ``id`` of a lesson heading on the site, as docutils writes it (``docutils.nodes.make_id``).
 
-    ``"The LSTM: gates and a cell state"`` -> ``"the-lstm-gates-and-a-cell-state"``.
+    ``"Causal masks: the decoder's view"`` -> ``"causal-masks-the-decoder-s-view"``. Written out
+    here, as docutils is not installed in Colab.
     """
-    return re.sub(r"[^\w\u4e00-\u9fff\- ]", "", section.strip().lower().replace(" ", "-"))
+    text = unicodedata.normalize("NFKD", section.lower()).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[^a-z0-9]+", "-", " ".join(text.split()))
+    return re.sub(r"^[-0-9]+|-+$", "", text)
 
 
 def _text(value, what: str) -> str:
