@@ -242,3 +242,12 @@ def test_a_lessons_committed_notebook_is_offered_for_download(tmp_path):
     context = {}
     book._offer_the_notebook_for_download(app, "intro", "page.html", context, None)
     assert context == {}, "a page with no committed notebook offers none"
+
+
+def test_the_single_page_builder_gets_the_node_visitors_of_the_html_builder():
+    visit = (lambda *a: None, lambda *a: None)
+    handlers = {"html": {"HideCodeCellNode": visit, "shared": visit}, "singlehtml": {"shared": "own"}}
+    app = SimpleNamespace(registry=SimpleNamespace(translation_handlers=handlers),
+                          builder=SimpleNamespace(name="singlehtml", format="html"))
+    book._html_node_visitors_for_every_html_builder(app)
+    assert handlers["singlehtml"] == {"shared": "own", "HideCodeCellNode": visit}

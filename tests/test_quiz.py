@@ -124,6 +124,8 @@ def test_numbers_take_numpy_and_torch_scalars_and_round_to_their_decimals():
     assert type(q.answer) is float and q.shown == "0.123"
     assert abs(0.1234 - q.answer) <= q.tolerance and abs(0.1225 - q.answer) > q.tolerance
     assert _number().answer == 144 and _number().tolerance < 1
+    assert "Your answer (rounded to 0.001):" in quiz.show(q)._repr_html_()
+    assert "Your answer:" in quiz.show(_number())._repr_html_()
 
 
 def test_each_question_is_a_labelled_form_with_a_live_feedback_region():

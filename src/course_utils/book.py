@@ -300,6 +300,19 @@ def _serve_colab_badge_locally(app, doctree, docname) -> None:
             image["uri"] = "../" * depth + "_static/colab-badge.svg"
 
 
+def _html_node_visitors_for_every_html_builder(app) -> None:
+    """Give the single-page builder (``make pdf``) the node visitors registered for "html".
+
+    Sphinx looks a node's visitor up by the builder's name, and by its format ("html") only when no
+    extension registered a visitor for that name. One does for "singlehtml", so myst-nb's nodes
+    registered for "html" alone (the cells of hidden input) had none there, and the build failed.
+    """
+    handlers = app.registry.translation_handlers
+    if app.builder.format == "html" and app.builder.name != "html" and app.builder.name in handlers:
+        for node, methods in handlers.get("html", {}).items():
+            handlers[app.builder.name].setdefault(node, methods)
+
+
 def _copy_assets(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -327,6 +340,7 @@ def setup(app):
     app.add_css_file("course.css")
     app.connect("env-get-outdated", _reread_computed_pages)
     app.connect("config-inited", _configure)
+    app.connect("builder-inited", _html_node_visitors_for_every_html_builder)
     app.connect("html-page-context", _add_plotly_where_needed)
     app.connect("html-page-context", _mathjax_only_where_there_is_math, priority=900)
     app.connect("html-page-context", _list_citations_as_list_items)

@@ -201,7 +201,8 @@ def _question_html(question: Question, qid: str, number: int) -> str:
     else:
         data = (f'data-kind="number" data-answer="{question.answer!r}" data-decimals="{question.decimals}" '
                 f'data-tolerance="{question.tolerance!r}"')
-        body = (f'<label for="{qid}-answer">Your answer{" (" + str(question.decimals) + " decimals)" if question.decimals else ""}:'
+        rounded = f" (rounded to {10.0 ** -question.decimals:.{question.decimals}f})" if question.decimals else ""
+        body = (f'<label for="{qid}-answer">Your answer{rounded}:'
                 f'<input type="text" inputmode="decimal" autocomplete="off" id="{qid}-answer" name="{qid}"></label>')
     templates = "".join(f'<template data-verdict="{v}">{_feedback(question, v)}</template>' for v in ("right", "wrong"))
     return (f'<form class="course-quiz-question" id="{qid}" {data}><fieldset>{legend}{body}'
