@@ -235,10 +235,16 @@ def test_a_lessons_committed_notebook_is_offered_for_download(tmp_path):
     (tmp_path / "src" / "lessons" / "01_x.ipynb").write_text('{"cells": []}')
     (tmp_path / "src" / "intro.md").write_text("# Intro")
     app = _app_with_pages(tmp_path, "lessons/01_x", "intro")
-    context = {}
+    (tmp_path / "html" / "_sources" / "lessons").mkdir(parents=True)
+    (tmp_path / "html" / "_sources" / "lessons" / "01_x.ipynb").write_text("the build's executed notebook")
+    menu = {"label": "download-buttons", "buttons": [{"label": "download-source-button"}]}
+    context = {"header_buttons": [menu], "pathto": lambda name, resource: f"../{name}"}
     book._offer_the_notebook_for_download(app, "lessons/01_x", "page.html", context, None)
     assert context["ipynb_source"] == "lessons/01_x.ipynb"
     assert (tmp_path / "html" / "_sources" / "lessons" / "01_x.ipynb").read_text() == '{"cells": []}'
+    assert menu["buttons"][0]["url"] == "../_sources/lessons/01_x.ipynb"
+    book._offer_the_notebook_for_download(app, "lessons/01_x", "page.html", context, None)
+    assert [b["label"] for b in menu["buttons"]] == ["download-notebook-button", "download-source-button"]
     context = {}
     book._offer_the_notebook_for_download(app, "intro", "page.html", context, None)
     assert context == {}, "a page with no committed notebook offers none"

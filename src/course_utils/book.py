@@ -241,11 +241,12 @@ def notebook_twin(app, pagename: str) -> Path | None:
 
 
 def _offer_the_notebook_for_download(app, pagename, templatename, context, doctree) -> None:
-    """Put the lesson's committed ``.ipynb`` (with its outputs) in the theme's download menu.
+    """Offer the lesson's committed ``.ipynb`` (the notebook Colab opens and nbval checks) in the
+    theme's download menu, next to the ``.md`` source.
 
-    The menu offers the page's ``.md`` source from ``_sources/``; it offers a notebook only when
-    ``ipynb_source`` names one there, which nothing sets for a page built from MyST markdown. The
-    notebook is copied next to the source, and the theme (priority 501) adds its link.
+    The theme's launch buttons copy the build's own executed notebook to ``_sources/`` and link it;
+    this runs after them (priority 501) and puts the committed notebook in its place, adding the
+    link if the theme did not.
     """
     notebook = notebook_twin(app, pagename)
     if notebook is None or app.builder.format != "html":
@@ -254,6 +255,14 @@ def _offer_the_notebook_for_download(app, pagename, templatename, context, doctr
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(notebook, target)
     context["ipynb_source"] = f"{pagename}.ipynb"
+    for group in context.get("header_buttons") or []:
+        if group.get("label") == "download-buttons" and not any(
+            b.get("label") == "download-notebook-button" for b in group["buttons"]
+        ):
+            group["buttons"].insert(0, {
+                "type": "link", "url": f"{context['pathto']('_sources', 1)}/{pagename}.ipynb", "text": ".ipynb",
+                "icon": "fas fa-code", "tooltip": "Download notebook file", "label": "download-notebook-button",
+            })
 
 
 BOOK_PDF = "attention-step-by-step.pdf"
@@ -347,7 +356,7 @@ def setup(app):
     app.connect("html-page-context", _tune_search)
     app.connect("html-page-context", _load_each_script_once, priority=900)
     app.connect("html-page-context", _colab_only_where_a_notebook_exists, priority=600)
-    app.connect("html-page-context", _offer_the_notebook_for_download, priority=400)
+    app.connect("html-page-context", _offer_the_notebook_for_download, priority=600)
     app.connect("html-page-context", _offer_the_book_pdf, priority=600)
     app.connect("doctree-resolved", _serve_colab_badge_locally)
     app.connect("build-finished", _copy_assets)
