@@ -46,6 +46,15 @@ def test_a_site_figure_title_cannot_close_its_script():
     assert "</script><script>" not in plots.site_figure_html(spec, "f1")
 
 
+def test_figure_ids_are_unique_across_the_book():
+    spec = json.loads(pio.to_json(plots.lines([1, 2], {"a": [3, 4]}, title="T", x_title="x", y_title="y")))
+    ids = set()
+    for source in ("/book/lessons/04_self_attention.md", "/book/lessons/05_masking.md"):
+        [node] = book.PlotlyMimeRenderer.handle_mime(SimpleNamespace(source=source), mime(plots.PLOTLY_MIME, spec), inline=False)
+        ids.add(node.astext().split('id="', 1)[1].split('"', 1)[0])
+    assert ids == {"figure-04_self_attention-3-0", "figure-05_masking-3-0"}
+
+
 def test_plotly_renderer_leaves_other_outputs_to_myst_nb():
     assert book.PlotlyMimeRenderer.handle_mime(None, mime("text/html", "<b>x</b>"), inline=False) is None
     assert book.PlotlyMimeRenderer.handle_mime(None, mime(plots.PLOTLY_MIME, {"data": []}), inline=True) is None

@@ -147,7 +147,10 @@ class PlotlyMimeRenderer:
     def handle_mime(renderer, data, inline: bool):
         if data.mime_type != PLOTLY_MIME or inline:
             return None
-        div_id = f"figure-{data.cell_index}-{data.output_index}"
+        # unique across the book, not only the page: the single-page build (make pdf) holds every lesson
+        source = getattr(renderer, "source", None) if renderer is not None else None
+        prefix = f"{Path(source).stem}-" if source else ""
+        div_id = f"figure-{prefix}{data.cell_index}-{data.output_index}"
         html = site_figure_html(data.content, div_id)
         return [nodes.raw(text=html, format="html", classes=["output", "text_html", "plotly-figure"])]
 
