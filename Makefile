@@ -26,7 +26,7 @@ export COURSE_BROWSER := $(BROWSER_BIN)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
-.PHONY: help install assets book lessons new-lesson test unit notebooks site browser compat lab serve bench lock clean
+.PHONY: help install assets book lessons new-lesson handouts pdf test unit notebooks site browser compat lab serve bench lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -72,6 +72,15 @@ new-lesson: $(STAMP)  ## NAME=my_topic: scaffold lessons/NN_my_topic.md from the
 	@test -n "$$LESSON_NAME" || { echo "usage: make new-lesson NAME=my_topic [TITLE='My topic'] [SCAFFOLD_FLAGS=--dry-run]"; exit 2; }
 	$(BIN)/python -m course_utils.authoring.scaffold --from-environment $(SCAFFOLD_FLAGS)
 
+handouts: $(STAMP)  ## write _build/handouts/NN_name.ipynb: each lesson's notebook without its solutions, to assign
+	$(BIN)/python -m course_utils.authoring.handouts
+
+# The PDF: a single-page build (the lessons' execution cache reused), printed by headless Chromium.
+# `make book` after it links the PDF from every page's download menu.
+pdf: $(STAMP) $(CACHE_STAMP) browser  ## write _build/pdf/attention-step-by-step.pdf (single-page build printed by Chromium); before `make book` to link it
+	$(BIN)/jupyter-book build . --builder singlehtml -W --keep-going
+	$(BIN)/python -m course_utils.authoring.pdf
+
 unit: $(STAMP)  ## unit, pairing, Colab and lock tests (fast)
 	$(BIN)/pytest tests --ignore=tests/site
 
@@ -81,9 +90,10 @@ notebooks: $(STAMP)  ## nbval, strict: every committed lesson output must match 
 site: $(STAMP) browser  ## open every page of _build/html in headless Chromium (run `make book` first)
 	$(BIN)/pytest tests/site
 
-test: $(STAMP) browser  ## everything: unit tests, nbval, the strict book build, the site test
+test: $(STAMP) browser  ## everything: unit tests, nbval, the PDF, the strict book build, the site and PDF tests
 	$(BIN)/pytest tests --ignore=tests/site
 	$(BIN)/pytest $(NBVAL) lessons
+	$(MAKE) --no-print-directory pdf
 	$(MAKE) --no-print-directory book
 	$(BIN)/pytest tests/site
 

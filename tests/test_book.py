@@ -46,6 +46,15 @@ def test_a_site_figure_title_cannot_close_its_script():
     assert "</script><script>" not in plots.site_figure_html(spec, "f1")
 
 
+def test_figure_ids_are_unique_across_the_book():
+    spec = json.loads(pio.to_json(plots.lines([1, 2], {"a": [3, 4]}, title="T", x_title="x", y_title="y")))
+    ids = set()
+    for source in ("/book/lessons/04_self_attention.md", "/book/lessons/05_masking.md"):
+        [node] = book.PlotlyMimeRenderer.handle_mime(SimpleNamespace(source=source), mime(plots.PLOTLY_MIME, spec), inline=False)
+        ids.add(node.astext().split('id="', 1)[1].split('"', 1)[0])
+    assert ids == {"figure-04_self_attention-3-0", "figure-05_masking-3-0"}
+
+
 def test_plotly_renderer_leaves_other_outputs_to_myst_nb():
     assert book.PlotlyMimeRenderer.handle_mime(None, mime("text/html", "<b>x</b>"), inline=False) is None
     assert book.PlotlyMimeRenderer.handle_mime(None, mime(plots.PLOTLY_MIME, {"data": []}), inline=True) is None
@@ -253,3 +262,38 @@ def test_the_search_page_gets_the_course_scorer_before_searchtools():
     (_, config), (name, _) = added
     assert name == book.SEARCH_JS and '"softmax": "lessons/04_self_attention"' in config["body"]
     assert '"layernorm": "lessons/06_encoder"' in config["body"]
+
+
+def _app_with_pages(tmp_path, *pages):
+    env = SimpleNamespace(all_docs=set(pages), doc2path=lambda name: str(tmp_path / "src" / f"{name}.md"))
+    return SimpleNamespace(env=env, outdir=str(tmp_path / "html"), builder=SimpleNamespace(format="html"))
+
+
+def test_a_lessons_committed_notebook_is_offered_for_download(tmp_path):
+    (tmp_path / "src" / "lessons").mkdir(parents=True)
+    (tmp_path / "src" / "lessons" / "01_x.md").write_text("# X")
+    (tmp_path / "src" / "lessons" / "01_x.ipynb").write_text('{"cells": []}')
+    (tmp_path / "src" / "intro.md").write_text("# Intro")
+    app = _app_with_pages(tmp_path, "lessons/01_x", "intro")
+    (tmp_path / "html" / "_sources" / "lessons").mkdir(parents=True)
+    (tmp_path / "html" / "_sources" / "lessons" / "01_x.ipynb").write_text("the build's executed notebook")
+    menu = {"label": "download-buttons", "buttons": [{"label": "download-source-button"}]}
+    context = {"header_buttons": [menu], "pathto": lambda name, resource: f"../{name}"}
+    book._offer_the_notebook_for_download(app, "lessons/01_x", "page.html", context, None)
+    assert context["ipynb_source"] == "lessons/01_x.ipynb"
+    assert (tmp_path / "html" / "_sources" / "lessons" / "01_x.ipynb").read_text() == '{"cells": []}'
+    assert menu["buttons"][0]["url"] == "../_sources/lessons/01_x.ipynb"
+    book._offer_the_notebook_for_download(app, "lessons/01_x", "page.html", context, None)
+    assert [b["label"] for b in menu["buttons"]] == ["download-notebook-button", "download-source-button"]
+    context = {}
+    book._offer_the_notebook_for_download(app, "intro", "page.html", context, None)
+    assert context == {}, "a page with no committed notebook offers none"
+
+
+def test_the_single_page_builder_gets_the_node_visitors_of_the_html_builder():
+    visit = (lambda *a: None, lambda *a: None)
+    handlers = {"html": {"HideCodeCellNode": visit, "shared": visit}, "singlehtml": {"shared": "own"}}
+    app = SimpleNamespace(registry=SimpleNamespace(translation_handlers=handlers),
+                          builder=SimpleNamespace(name="singlehtml", format="html"))
+    book._html_node_visitors_for_every_html_builder(app)
+    assert handlers["singlehtml"] == {"shared": "own", "HideCodeCellNode": visit}

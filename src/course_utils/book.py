@@ -15,6 +15,8 @@ Listed in ``_config.yml`` under ``sphinx.extra_extensions``. It
 - adds the course's small stylesheet (``_static/course.css``), and serves the emoji of the
   checkers' messages as a web font for readers whose system has none (:func:`fetch_emoji_font`);
 - loads each script once per page (sphinx-thebe's configuration is registered twice);
+- offers each lesson's committed ``.ipynb``, outputs included, in the theme's download menu, next
+  to its ``.md`` source, and the whole book's PDF once ``make pdf`` has written it;
 - shows the Colab badge of each lesson from ``_static/colab-badge.svg``: the notebooks keep the
   badge's usual address, which Colab and GitHub display, while the site needs nothing remote.
 
@@ -207,7 +209,10 @@ class PlotlyMimeRenderer:
     def handle_mime(renderer, data, inline: bool):
         if data.mime_type != PLOTLY_MIME or inline:
             return None
-        div_id = f"figure-{data.cell_index}-{data.output_index}"
+        # unique across the book, not only the page: the single-page build (make pdf) holds every lesson
+        source = getattr(renderer, "source", None) if renderer is not None else None
+        prefix = f"{Path(source).stem}-" if source else ""
+        div_id = f"figure-{prefix}{data.cell_index}-{data.output_index}"
         html = site_figure_html(data.content, div_id)
         return [nodes.raw(text=html, format="html", classes=["output", "text_html", "plotly-figure"])]
 
@@ -292,6 +297,60 @@ def _load_each_script_once(app, pagename, templatename, context, doctree) -> Non
     scripts[:] = unique
 
 
+def notebook_twin(app, pagename: str) -> Path | None:
+    """The committed ``.ipynb`` paired with the page's ``.md`` source (the lessons), else None."""
+    source = Path(app.env.doc2path(pagename)) if pagename in app.env.all_docs else None
+    if source is None or source.suffix != ".md" or not source.with_suffix(".ipynb").is_file():
+        return None
+    return source.with_suffix(".ipynb")
+
+
+def _offer_the_notebook_for_download(app, pagename, templatename, context, doctree) -> None:
+    """Offer the lesson's committed ``.ipynb`` (the notebook Colab opens and nbval checks) in the
+    theme's download menu, next to the ``.md`` source.
+
+    The theme's launch buttons copy the build's own executed notebook to ``_sources/`` and link it;
+    this runs after them (priority 501) and puts the committed notebook in its place, adding the
+    link if the theme did not.
+    """
+    notebook = notebook_twin(app, pagename)
+    if notebook is None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(notebook, target)
+    context["ipynb_source"] = f"{pagename}.ipynb"
+    for group in context.get("header_buttons") or []:
+        if group.get("label") == "download-buttons" and not any(
+            b.get("label") == "download-notebook-button" for b in group["buttons"]
+        ):
+            group["buttons"].insert(0, {
+                "type": "link", "url": f"{context['pathto']('_sources', 1)}/{pagename}.ipynb", "text": ".ipynb",
+                "icon": "fas fa-code", "tooltip": "Download notebook file", "label": "download-notebook-button",
+            })
+
+
+BOOK_PDF = "attention-step-by-step.pdf"
+
+
+def book_pdf(app) -> Path:
+    """Where ``make pdf`` writes the book's PDF: ``_build/pdf/`` next to the site's folder."""
+    return Path(app.outdir).parent / "pdf" / BOOK_PDF
+
+
+def _offer_the_book_pdf(app, pagename, templatename, context, doctree) -> None:
+    """A "Download PDF" entry (the whole book) in the theme's download menu, once ``make pdf`` has
+    written the PDF; the theme's own ".pdf" entry prints the page alone. Runs after the theme."""
+    if app.builder.name != "html" or not book_pdf(app).is_file():
+        return
+    for group in context.get("header_buttons") or []:
+        if group.get("label") == "download-buttons":
+            group["buttons"].append({
+                "type": "link", "url": context["pathto"](BOOK_PDF, 1), "text": "Download PDF (the whole book)",
+                "tooltip": "Download the whole book as one PDF", "icon": "fas fa-book", "label": "download-book-pdf-button",
+            })
+
+
 def _colab_only_where_a_notebook_exists(app, pagename, templatename, context, doctree) -> None:
     """Drop the theme's Colab launch button from pages without a committed ``.ipynb`` twin.
 
@@ -299,8 +358,7 @@ def _colab_only_where_a_notebook_exists(app, pagename, templatename, context, do
     status) it would open their ``.md`` source, which Colab cannot open. Runs after the theme
     (priority 501) has added its buttons.
     """
-    source = Path(app.env.doc2path(pagename)) if pagename in app.env.all_docs else None
-    if source is not None and source.with_suffix(".ipynb").is_file():
+    if notebook_twin(app, pagename) is not None:
         return
     groups = context.get("header_buttons") or []
     for group in groups:
@@ -316,6 +374,19 @@ def _serve_colab_badge_locally(app, doctree, docname) -> None:
             image["uri"] = "../" * depth + "_static/colab-badge.svg"
 
 
+def _html_node_visitors_for_every_html_builder(app) -> None:
+    """Give the single-page builder (``make pdf``) the node visitors registered for "html".
+
+    Sphinx looks a node's visitor up by the builder's name, and by its format ("html") only when no
+    extension registered a visitor for that name. One does for "singlehtml", so myst-nb's nodes
+    registered for "html" alone (the cells of hidden input) had none there, and the build failed.
+    """
+    handlers = app.registry.translation_handlers
+    if app.builder.format == "html" and app.builder.name != "html" and app.builder.name in handlers:
+        for node, methods in handlers.get("html", {}).items():
+            handlers[app.builder.name].setdefault(node, methods)
+
+
 def _copy_assets(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -324,6 +395,8 @@ def _copy_assets(app, exception) -> None:
     shutil.copy2(plotly_bundle_source(), static / PLOTLY_JS)
     for name in EMOJI_FONT_FILES.values():
         shutil.copy2(emoji_font_source() / name, static / name)
+    if app.builder.name == "html" and book_pdf(app).is_file():
+        shutil.copy2(book_pdf(app), Path(app.outdir) / BOOK_PDF)
     shutil.copytree(
         mathjax_source(), static / MATHJAX_DIR, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*MATHJAX_SKIP)
     )
@@ -343,12 +416,15 @@ def setup(app):
     app.add_css_file("course.css")
     app.connect("env-get-outdated", _reread_computed_pages)
     app.connect("config-inited", _configure)
+    app.connect("builder-inited", _html_node_visitors_for_every_html_builder)
     app.connect("html-page-context", _add_plotly_where_needed)
     app.connect("html-page-context", _mathjax_only_where_there_is_math, priority=900)
     app.connect("html-page-context", _list_citations_as_list_items)
     app.connect("html-page-context", _tune_search)
     app.connect("html-page-context", _load_each_script_once, priority=900)
     app.connect("html-page-context", _colab_only_where_a_notebook_exists, priority=600)
+    app.connect("html-page-context", _offer_the_notebook_for_download, priority=600)
+    app.connect("html-page-context", _offer_the_book_pdf, priority=600)
     app.connect("doctree-resolved", _serve_colab_badge_locally)
     app.connect("build-finished", _copy_assets)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
