@@ -902,8 +902,8 @@ def qkv_token_figure(queries, keys, values, tokens: Sequence[str], query: int) -
     scores, weights, weighted = every[query]
     dims = [f"out[{j}]" for j in range(v.shape[1])]
     fig = make_subplots(
-        rows=1, cols=3, column_widths=[0.3, 0.3, 0.4], horizontal_spacing=0.09
-    )  # fmt: skip
+        rows=3, cols=1, vertical_spacing=0.13
+    )  # fmt: skip, stacked: readable at phone width too
     fig.add_trace(
         go.Bar(x=tokens, y=plots.significant(scores), name="score", showlegend=False,
                marker=dict(color="#777777", line=dict(color="black", width=0.5)),
@@ -914,7 +914,7 @@ def qkv_token_figure(queries, keys, values, tokens: Sequence[str], query: int) -
         go.Bar(x=tokens, y=plots.significant(weights), name="weight", showlegend=False,
                marker=dict(color="#777777", line=dict(color="black", width=0.5)),
                hovertemplate="key %{x}<br>weight %{y:.3f}<extra></extra>"),
-        row=1, col=2,
+        row=2, col=1,
     )  # fmt: skip
     hatches = ["", "/", ".", "x", "-", "|", "+", "\\"]
     for j, token in enumerate(tokens):
@@ -923,13 +923,13 @@ def qkv_token_figure(queries, keys, values, tokens: Sequence[str], query: int) -
                    marker=dict(color=plots.color(j), pattern_shape=hatches[j % len(hatches)],
                                line=dict(color="black", width=0.5)),
                    hovertemplate=f"{token}: " + "%{y:.3f}<extra></extra>"),
-            row=1, col=3,
+            row=3, col=1,
         )  # fmt: skip
     fig.add_trace(
         go.Scatter(x=dims, y=plots.significant(weighted.sum(axis=0)), name="output (the sum)",
                    mode="markers", marker=dict(symbol="diamond", size=12, color="black"),
                    hovertemplate="%{x} = %{y:.3f}<extra></extra>"),
-        row=1, col=3,
+        row=3, col=1,
     )  # fmt: skip
     all_scores = np.array([s for s, _, _ in every])
     low = min(0.0, float(all_scores.min()))
@@ -938,22 +938,22 @@ def qkv_token_figure(queries, keys, values, tokens: Sequence[str], query: int) -
     stacked = np.array([[np.where(w > 0, w, 0).sum(0), np.where(w < 0, w, 0).sum(0)] for _, _, w in every])
     top, bottom = max(0.0, float(stacked[:, 0].max())), min(0.0, float(stacked[:, 1].min()))
     margin = 0.05 * (top - bottom or 1.0)
-    fig.update_yaxes(range=[low - pad, high + pad], title_text="score q·k / √d_k", row=1, col=1)
-    fig.update_yaxes(range=[0, 1.02], title_text="weight = softmax(scores)", row=1, col=2)
-    fig.update_yaxes(range=[bottom - margin, top + margin], title_text="Σ weight × value", row=1, col=3)
-    fig.update_xaxes(type="category", title_text="1. score of each key", row=1, col=1)
-    fig.update_xaxes(type="category", title_text="2. weight of each key", row=1, col=2)
-    fig.update_xaxes(type="category", title_text="3. output, number by number", row=1, col=3)
+    fig.update_yaxes(range=[low - pad, high + pad], title_text="score", row=1, col=1)
+    fig.update_yaxes(range=[0, 1.02], title_text="weight", row=2, col=1)
+    fig.update_yaxes(range=[bottom - margin, top + margin], title_text="value", row=3, col=1)
+    fig.update_xaxes(type="category", title_text="1. scores q·k / √d_k, one per key token", row=1, col=1)
+    fig.update_xaxes(type="category", title_text="2. weights: the softmax of the scores", row=2, col=1)
+    fig.update_xaxes(type="category", title_text="3. output: Σ weight × value, number by number", row=3, col=1)
     best = int(np.argmax(weights))
-    title = f"Query {tokens[query]}: its largest weight, {weights[best]:.2f}, goes to {tokens[best]}"
+    title = f"Query {tokens[query]}: largest weight {weights[best]:.2f}, on {tokens[best]}"
     fig.update_layout(
         title=dict(text=title, x=0.02, xanchor="left"),
         template=plots.TEMPLATE,
         barmode="relative",
-        height=470,
-        margin=dict(l=60, r=30, t=90, b=120),
+        height=900,
+        margin=dict(l=60, r=30, t=90, b=150),
         font=dict(size=13),
-        legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
+        legend=dict(orientation="h", yanchor="top", y=-0.07, xanchor="left", x=0.0),
     )
     return fig
 
