@@ -43,6 +43,14 @@ def test_adam_keeps_two_numbers_per_weight_and_sgd_none():
     assert costs.optimizer_state_numbers(other, torch.optim.SGD(other.parameters(), lr=0.1)) == 0
 
 
+def test_backward_counts_twice_the_flops_of_a_linear_forward():
+    layer = torch.nn.Linear(8, 6)
+    x = torch.randn(5, 8, requires_grad=True)  # input gradient wanted too: two products
+    forward_flops, backward_flops = costs.forward_backward_flops(lambda: layer(x))
+    assert forward_flops == 2 * 5 * 8 * 6
+    assert backward_flops == 2 * forward_flops
+
+
 def test_forward_backward_seconds_are_positive_and_repeats_are_checked():
     layer = torch.nn.Linear(8, 8)
     x = torch.randn(4, 8)

@@ -20,7 +20,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["saved_activation_bytes", "optimizer_state_numbers", "forward_backward_seconds"]
+__all__ = ["saved_activation_bytes", "optimizer_state_numbers", "forward_backward_flops", "forward_backward_seconds"]
 
 
 def _loss(output) -> "torch.Tensor":
@@ -75,6 +75,22 @@ def optimizer_state_numbers(model: "torch.nn.Module", optimizer: "torch.optim.Op
             if torch.is_tensor(value) and name != "step"
         )
     )
+
+
+def forward_backward_flops(forward: Callable[[], object]) -> tuple[int, int]:
+    """Floating-point operations of ``forward()`` and of the backward pass of the sum of its output,
+    as ``torch.utils.flop_counter.FlopCounterMode`` counts them (matrix products: 2 per multiply-add).
+
+    Exact and the same on every machine, unlike a time.
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        loss = _loss(forward())
+    forward_flops = counter.get_total_flops()
+    with FlopCounterMode(display=False) as counter:
+        loss.backward()
+    return int(forward_flops), int(counter.get_total_flops())
 
 
 def forward_backward_seconds(forward: Callable[[], object], repeats: int = 5) -> tuple[float, float]:
