@@ -35,7 +35,7 @@ def test_the_panels_are_the_steps_of_scaled_dot_product_attention(query):
     np.testing.assert_allclose(sum(as_array(b.y) for b in stacked), outputs[query], rtol=1e-2, atol=1e-3)
     best = int(np.argmax(expected_weights[query]))
     assert fig.layout.title.text == (
-        f"Query {TOKENS[query]}: largest weight {expected_weights[query, best]:.2f}, on {TOKENS[best]}"
+        f"Query {TOKENS[query]}:<br>largest weight {expected_weights[query, best]:.2f}, on {TOKENS[best]}"
     )
 
 

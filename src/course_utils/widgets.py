@@ -945,13 +945,13 @@ def qkv_token_figure(queries, keys, values, tokens: Sequence[str], query: int) -
     fig.update_xaxes(type="category", title_text="2. weights: the softmax of the scores", row=2, col=1)
     fig.update_xaxes(type="category", title_text="3. output: Σ weight × value, number by number", row=3, col=1)
     best = int(np.argmax(weights))
-    title = f"Query {tokens[query]}: largest weight {weights[best]:.2f}, on {tokens[best]}"
+    title = f"Query {tokens[query]}:<br>largest weight {weights[best]:.2f}, on {tokens[best]}"
     fig.update_layout(
-        title=dict(text=title, x=0.02, xanchor="left"),
+        title=dict(text=title, x=0.02, xanchor="left", y=0.975, yanchor="top"),
         template=plots.TEMPLATE,
         barmode="relative",
-        height=900,
-        margin=dict(l=60, r=30, t=90, b=150),
+        height=940,
+        margin=dict(l=60, r=30, t=140, b=150),  # the title, then the twin's menu below it
         font=dict(size=13),
         legend=dict(orientation="h", yanchor="top", y=-0.07, xanchor="left", x=0.0),
     )
