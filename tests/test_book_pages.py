@@ -133,6 +133,7 @@ def test_the_toc_lists_the_pages_around_the_lessons():
         "book/cheat_sheet",
         "book/glossary",
         "book/references",
+        "book/further_reading",
         "book/instructor_guide",
         "book/status",
     ]
