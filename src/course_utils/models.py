@@ -61,7 +61,7 @@ LR_SWEEP = (1e-5, 3e-5, 1e-4, 5e-4, 1e-3)
 # Lesson 08's fine-tuning loop: the standard recipe (AdamW with no weight decay on biases and
 # LayerNorm weights, warm-up then linear decay, gradients clipped to norm 1), one epoch in batches
 # of 32, on one CPU thread (as the lesson runs it, so its seed-0 run is the lesson's live run).
-STANDARD_FINE_TUNING = dict(STUDENT_FINE_TUNING, epochs=1.0, batch_size=32, decay="matrices")
+STANDARD_FINE_TUNING = dict(STUDENT_FINE_TUNING, epochs=1.0, batch_size=32, weight_decay=0.01, decay="matrices")
 PLATEAU_SEEDS = (0, 1, 2, 3, 4)
 PLATEAU_SCHEDULES = {
     "warm-up then linear decay": {},
