@@ -26,7 +26,7 @@ export COURSE_BROWSER := $(BROWSER_BIN)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
-.PHONY: help install assets book lessons new-lesson handouts pdf test unit notebooks site browser compat lab serve bench lock clean
+.PHONY: help install assets book lessons new-lesson handouts pdf test unit notebooks site browser compat lab serve bench lock clean lint
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -90,7 +90,11 @@ notebooks: $(STAMP)  ## nbval, strict: every committed lesson output must match 
 site: $(STAMP) browser  ## open every page of _build/html in headless Chromium (run `make book` first)
 	$(BIN)/pytest tests/site
 
-test: $(STAMP) browser  ## everything: unit tests, nbval, the PDF, the strict book build, the site and PDF tests
+lint: $(STAMP)  ## ruff on the package and the tests (configuration in pyproject.toml)
+	$(BIN)/ruff check src tests
+
+test: $(STAMP) browser  ## everything: the lint, unit tests, nbval, the PDF, the strict book build, the site and PDF tests
+	$(BIN)/ruff check src tests
 	$(BIN)/pytest tests --ignore=tests/site
 	$(BIN)/pytest $(NBVAL) lessons
 	$(MAKE) --no-print-directory pdf

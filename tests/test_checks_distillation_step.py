@@ -153,8 +153,8 @@ def test_every_case_has_masked_positions_and_clipping_shows_where_it_should(name
 
 def test_distil_is_a_loop_of_distillation_steps():
     """The package's loop and the step give the same losses, step for step (lesson 07 asserts it too)."""
-    from tests.test_bad_inputs import SENTENCES, TOKENIZER, tiny_bert, tiny_student
     from course_utils import training
+    from tests.test_bad_inputs import SENTENCES, TOKENIZER, tiny_bert, tiny_student
 
     history = distill.distil(tiny_student(), tiny_bert(), SENTENCES, TOKENIZER, steps=3, batch_size=4, warmup=2,
                              progress=False)  # fmt: skip

@@ -132,7 +132,7 @@ def test_check_mlm_mask_stub_and_odd_answers(capsys):
     assert capsys.readouterr().out.startswith("⏳ mlm_mask: not attempted yet.")
     odd = {"a single tensor": lambda i, *rest: i.clone(), "numpy": lambda i, *rest: (i.numpy(), i.numpy()),
            "None": lambda i, *rest: None}
-    for name, fn in odd.items():
+    for fn in odd.values():
         with pytest.raises(AssertionError, match="mlm_mask"):
             checks.check_mlm_mask(fn)
     with pytest.raises(AssertionError, match="(?s)raised TypeError.*torch.Generator"):

@@ -61,7 +61,6 @@ def test_frame_tokens_rejects_a_string_and_non_strings():
 # ------------------------------------------------------------------------------------------
 # The course grammar and corpus
 
-import collections  # noqa: E402
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402

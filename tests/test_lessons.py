@@ -187,7 +187,7 @@ def test_sync_refuses_a_lesson_without_badge_or_setup_cell():
 @pytest.mark.parametrize("url", ["https://gitlab.com/a/b", "github.com/a/b", "https://github.com/a"])
 def test_repository_must_be_on_github(url):
     with pytest.raises(ValueError, match="expected repository.url in _config.yml to be https://github.com/OWNER/NAME"):
-        Repository(url=url, branch="main").github_path
+        _ = Repository(url=url, branch="main").github_path
 
 
 def test_config_names_the_repository_and_colab():

@@ -418,8 +418,6 @@ def _build_plateau(tokenizer, splits, progress: bool) -> dict:
 def _build_task_distillation(tokenizer, splits, progress: bool) -> dict:
     import torch
 
-    from . import distill
-
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small batches: one thread is as fast, and several fight on a busy CPU
     try:

@@ -29,6 +29,14 @@ symptoms with their hints), build the cases from the reference, and hand both to
 checkers live in a module of this package named after the lesson's topic; this module re-exports them.
 """
 
+from .attention import (
+    check_merge_heads,
+    check_scaled_dot_product_attention,
+    check_softmax,
+    check_split_heads,
+)
+from .distill import check_distillation_loss, check_distillation_step, check_layer_map
+from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
 from .engine import (
     Case,
     Comparison,
@@ -43,14 +51,6 @@ from .engine import (
     run_checks,
     success_message,
 )
-from .attention import (
-    check_merge_heads,
-    check_scaled_dot_product_attention,
-    check_softmax,
-    check_split_heads,
-)
-from .distill import check_distillation_loss, check_distillation_step, check_layer_map
-from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
 from .heads import check_align_labels, check_classification_head
 from .masking import check_causal_mask, check_padding_mask
 from .mlm import check_mlm_mask

@@ -184,7 +184,9 @@ def _transposed(keys) -> np.ndarray:
     return np.swapaxes(_np(keys), -1, -2)
 
 
-def _attend(scores, values, mask=None, *, fill=np.finfo(np.float64).min, axis=-1):
+FLOAT64_MIN = float(np.finfo(np.float64).min)  # a masked score: exp() of it is 0
+
+def _attend(scores, values, mask=None, *, fill=FLOAT64_MIN, axis=-1):
     """Softmax of the (masked) scores along ``axis``, times the values: ``(output, weights)``."""
     if mask is not None:
         scores = np.where(mask, scores, fill)
