@@ -145,3 +145,21 @@ def test_the_report_holds_every_regime_method_and_seed_of_lesson_07s_task_distil
     assert len(models.TASK_SEEDS) >= 5 and len(task["runs"]) == len(runs)
     assert all(0 <= r["sentiment_accuracy_test"] <= 1 for r in task["runs"])
     assert task["fine_tuning"] == models.TASK_FINE_TUNING and task["distillation"] == models.TASK_DISTILLATION
+
+
+def test_rebuild_runs_only_the_stages_asked_and_times_each(monkeypatch, tmp_path):
+    import json
+
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"kept": 1, "timings_s": {"teacher": 9.0}}))
+    monkeypatch.setattr(models, "REPORT", report)
+    monkeypatch.setattr(models.bundle, "record", lambda paths: None)
+    monkeypatch.setattr(models, "_build_teacher", lambda *a: {"teacher_parameters": 5})
+    monkeypatch.setattr(models, "_build_sweep", lambda *a: {"runs": []})
+    monkeypatch.setattr(models, "_build_students", lambda *a: pytest.fail("students was not asked for"))
+    result = models.rebuild(["teacher", "sweep"], progress=False)
+    assert result["kept"] == 1 and result["teacher_parameters"] == 5 and result["lr_sweep"] == {"runs": []}
+    assert set(result["timings_s"]) == {"teacher", "sweep"} and result["timings_s"]["teacher"] < 9.0
+    assert json.loads(report.read_text()) == result
+    with pytest.raises(ValueError, match="expected stages among"):
+        models.rebuild(["teachers"])

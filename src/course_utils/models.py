@@ -214,30 +214,23 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
         result["timings_s"]["tokenizer"] = time.perf_counter() - start
     tokenizer = tokenization.load_bundled_tokenizer()
     splits = {s: training.encode(data.corpus(s), tokenizer) for s in ("train", "validation", "test")}
-    if "teacher" in stages:
-        start = time.perf_counter()
-        result.update(_build_teacher(tokenizer, splits, progress))
-        result["timings_s"]["teacher"] = time.perf_counter() - start
-    if "teacher-sentiment" in stages:
-        start = time.perf_counter()
-        result.update(_build_teacher_sentiment(tokenizer, splits, progress))
-        result["timings_s"]["teacher-sentiment"] = time.perf_counter() - start
-    if "students" in stages:
-        start = time.perf_counter()
-        result["students"] = _build_students(tokenizer, splits, progress)
-        result["timings_s"]["students"] = time.perf_counter() - start
-    if "sweep" in stages:
-        start = time.perf_counter()
-        result["lr_sweep"] = _build_sweep(tokenizer, splits, progress)
-        result["timings_s"]["sweep"] = time.perf_counter() - start
-    if "plateau" in stages:
-        start = time.perf_counter()
-        result["plateau"] = _build_plateau(tokenizer, splits, progress)
-        result["timings_s"]["plateau"] = time.perf_counter() - start
-    if "task-distillation" in stages:
-        start = time.perf_counter()
-        result["task_distillation"] = _build_task_distillation(tokenizer, splits, progress)
-        result["timings_s"]["task-distillation"] = time.perf_counter() - start
+    builders = {  # stage -> (its builder, the report's key for what it returns; None: its keys are the report's)
+        "teacher": (_build_teacher, None),
+        "teacher-sentiment": (_build_teacher_sentiment, None),
+        "students": (_build_students, "students"),
+        "sweep": (_build_sweep, "lr_sweep"),
+        "plateau": (_build_plateau, "plateau"),
+        "task-distillation": (_build_task_distillation, "task_distillation"),
+    }
+    for stage, (build, key) in builders.items():
+        if stage in stages:
+            start = time.perf_counter()
+            built = build(tokenizer, splits, progress)
+            if key is None:
+                result.update(built)
+            else:
+                result[key] = built
+            result["timings_s"][stage] = time.perf_counter() - start
     import torch
 
     result["torch_threads"] = torch.get_num_threads()
