@@ -84,9 +84,21 @@ def glossary_terms() -> set[str]:
 
 
 def without_code_spans(text: str) -> str:
-    """``text`` without the inline code that shows roles rather than using them (`` `{cite}` ``,
-    ``` `` {term}`softmax` `` ```): Sphinx does not resolve roles inside code."""
-    return re.sub(r"`\{[a-z:]+\}`", "", re.sub(r"``.+?``", "", text, flags=re.DOTALL))
+    """``text`` without its code: fenced code blocks (code cells, ```python; a directive's fence such
+    as ```{exercise} is kept, since Sphinx parses its content) and inline code that shows roles
+    rather than using them (`` `{cite}` ``, ``` `` {term}`softmax` `` ```): Sphinx resolves no role in code."""
+    kept, fences = [], []  # fences: the open fences, (backticks, is_code)
+    for line in text.splitlines():
+        fence = re.match(r"^(`{3,})(.*)$", line.strip())
+        if fence and fences and fence.group(1) == fences[-1][0] and not fence.group(2).strip():
+            fences.pop()
+        elif fence:
+            info = fence.group(2).strip()
+            fences.append((fence.group(1), not info.startswith("{") or info.startswith("{code-cell}")))
+        elif not any(is_code for _, is_code in fences):
+            kept.append(line)
+    prose = "\n".join(kept)
+    return re.sub(r"`\{[a-z:]+\}`", "", re.sub(r"``[^`\n]+?``", "", prose))
 
 
 def term_targets(text: str) -> list[str]:
