@@ -149,11 +149,13 @@ def test_curve_groups_one_legend_entry_per_group():
         plots.curve_groups([1], {"a": []}, title="t", x_title="x", y_title="y")
 
 
-def test_seed_spread_shows_every_seed():
+def test_seed_spread_shows_every_seed_and_each_mean():
     values = {"500 labels": {"m1": [0.5, 0.6], "m2": [0.7]}, "2000 labels": {"m1": [0.8], "m2": [0.9, 0.95]}}
     fig = plots.seed_spread(values, title="t", x_title="x", y_title="y", reference=("teacher", 0.99))
-    assert [t.name for t in fig.data] == ["m1", "m2"]
-    assert list(fig.data[0].y) == [0.5, 0.6, 0.8] and list(fig.data[0].x) == ["500 labels"] * 2 + ["2000 labels"]
-    assert fig.data[0].boxpoints == "all" and fig.layout.boxmode == "group"
+    assert [t.name for t in fig.data if t.showlegend is not False] == ["m1", "m2"]
+    points, means = fig.data[0], fig.data[1]
+    assert list(points.y) == [0.5, 0.6, 0.8] and list(points.x) == ["500 labels"] * 2 + ["2000 labels"]
+    assert list(means.y) == [0.55, 0.8] and means.legendgroup == points.legendgroup == "m1"
+    assert points.marker.symbol != fig.data[2].marker.symbol and fig.layout.scattermode == "group"
     with pytest.raises(ValueError, match="at least one setting"):
         plots.seed_spread({}, title="t", x_title="x", y_title="y")

@@ -344,9 +344,9 @@ def seed_spread(
 ) -> go.Figure:
     """Every seed's result as a point, grouped: ``values[setting][method]`` the seeds' values.
 
-    Settings (``"500 labels"``) along x, one colour and marker symbol per method, side by side;
-    each box spans the seeds' range (quartiles), its dashed line the mean, and every seed is a
-    point, so the spread and the worst seed show. ``reference`` ``(name, y)``: a horizontal line.
+    Settings (``"500 labels"``) along x; one colour and marker symbol per method, side by side
+    (so the spread and the worst seed show, in greyscale too), and a bar across each group at
+    its mean. ``reference`` ``(name, y)``: a horizontal line.
     """
     if not values or not all(values.values()):
         raise ValueError("expected at least one setting, each with at least one method")
@@ -355,21 +355,24 @@ def seed_spread(
     methods = list(dict.fromkeys(m for by_method in values.values() for m in by_method))
     fig = go.Figure()
     for i, method in enumerate(methods):
+        settings = [setting for setting, by_method in values.items() if len(by_method.get(method, []))]
         xs, ys = [], []
-        for setting, by_method in values.items():
-            seeds = significant(by_method.get(method, []))
+        for setting in settings:
+            seeds = significant(values[setting][method])
             xs += [setting] * seeds.size
             ys += seeds.tolist()
-        fig.add_trace(go.Box(
-            x=xs, y=ys, name=method, boxpoints="all", jitter=0.35, pointpos=0, boxmean=True,
-            line=dict(color=color(i), width=1.5), fillcolor="rgba(0,0,0,0)",
-            marker=dict(color=color(i), symbol=SYMBOLS[i % len(SYMBOLS)], size=8),
-        ))
+        style = dict(color=color(i), symbol=SYMBOLS[i % len(SYMBOLS)], size=9)
+        fig.add_trace(go.Scatter(x=xs, y=ys, name=method, mode="markers", marker=style, offsetgroup=method,
+                                 legendgroup=method))
+        means = [float(significant([np.mean(values[setting][method])])[0]) for setting in settings]
+        fig.add_trace(go.Scatter(x=settings, y=means, name=f"{method}: mean", mode="markers", offsetgroup=method,
+                                 legendgroup=method, showlegend=False,
+                                 marker=dict(color=color(i), symbol="line-ew-open", size=26, line=dict(width=2.5))))
     if reference is not None:
         label, y = reference
         fig.add_hline(y=float(significant([y])[0]), line=dict(color="black", width=1, dash="dot"),
                       annotation_text=label, annotation_position="bottom right")
-    fig.update_layout(boxmode="group", legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+    fig.update_layout(scattermode="group", legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return _style(fig, title, x_title, y_title, height)
 
 # --------------------------------------------------------------------------------------------
