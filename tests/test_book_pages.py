@@ -83,12 +83,11 @@ def glossary_terms() -> set[str]:
     return {term.lower() for term in glossary_entries()}
 
 
-def without_code_spans(text: str) -> str:
-    """``text`` without its code: fenced code blocks (code cells, ```python; a directive's fence such
-    as ```{exercise} is kept, since Sphinx parses its content) and inline code that shows roles
-    rather than using them (`` `{cite}` ``, ``` `` {term}`softmax` `` ```): Sphinx resolves no role in code."""
+def outside_code_blocks(markdown: str) -> str:
+    """``markdown`` without its fenced code (code cells, ```python) and fence lines; a directive's
+    content (```{exercise}) is kept, since Sphinx parses it."""
     kept, fences = [], []  # fences: the open fences, (backticks, is_code)
-    for line in text.splitlines():
+    for line in markdown.splitlines():
         fence = re.match(r"^(`{3,})(.*)$", line.strip())
         if fence and fences and fence.group(1) == fences[-1][0] and not fence.group(2).strip():
             fences.pop()
@@ -97,7 +96,14 @@ def without_code_spans(text: str) -> str:
             fences.append((fence.group(1), not info.startswith("{") or info.startswith("{code-cell}")))
         elif not any(is_code for _, is_code in fences):
             kept.append(line)
-    prose = "\n".join(kept)
+    return "\n".join(kept)
+
+
+def without_code_spans(text: str) -> str:
+    """``text`` without its code: fenced code blocks (code cells, ```python; a directive's fence such
+    as ```{exercise} is kept, since Sphinx parses its content) and inline code that shows roles
+    rather than using them (`` `{cite}` ``, ``` `` {term}`softmax` `` ```): Sphinx resolves no role in code."""
+    prose = outside_code_blocks(text)
     return re.sub(r"`\{[a-z:]+\}`", "", re.sub(r"``[^`\n]+?``", "", prose))
 
 

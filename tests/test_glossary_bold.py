@@ -23,7 +23,7 @@ import re
 
 import pytest
 
-from tests.test_book_pages import SOURCES, glossary_terms, prose
+from tests.test_book_pages import SOURCES, glossary_terms, outside_code_blocks, prose
 
 TEMPLATE_LABELS = {"what you will learn", "exercises", "key takeaways"}
 
@@ -40,20 +40,6 @@ EMPHASIS = {
 
 ROLE_OR_CODE = re.compile(r"\{[a-z:]+\}`[^`]*`|``.+?``|`[^`\n]*`", re.DOTALL)  # scanned left to right
 BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
-
-
-def outside_code_blocks(markdown: str) -> str:
-    """``markdown`` without its fenced code blocks and fence lines; directives' contents are kept."""
-    kept, fences = [], []  # fences: the open fences, (backticks, is_code)
-    for line in markdown.splitlines():
-        fence = re.match(r"^(`{3,})(.*)$", line.strip())
-        if fence and fences and fence.group(1) == fences[-1][0] and not fence.group(2).strip():
-            fences.pop()
-        elif fence:
-            fences.append((fence.group(1), not fence.group(2).lstrip().startswith("{")))
-        elif not any(is_code for _, is_code in fences):
-            kept.append(line)
-    return "\n".join(kept)
 
 
 def bold_phrases(markdown: str) -> list[str]:
