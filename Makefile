@@ -26,7 +26,7 @@ export COURSE_BROWSER := $(BROWSER_BIN)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
-.PHONY: help install assets book lessons new-lesson handouts pdf test unit notebooks site browser compat lab serve bench lock clean lint
+.PHONY: help install assets book lessons validated-cache new-lesson handouts pdf test unit notebooks site browser compat lab serve bench lock clean lint
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -40,7 +40,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps -e .
-	$(BIN)/python -m course_utils.book fetch-assets  # the site's partial plotly.js and emoji font, from the npm registry
+	$(BIN)/python -m course_utils.book fetch-assets  # the site's partial plotly.js, from the npm registry
 	@touch $@
 
 install: $(STAMP)  ## create .venv with the pinned stack (done automatically by the other targets)
@@ -81,6 +81,9 @@ pdf: $(STAMP) $(CACHE_STAMP) browser  ## write _build/pdf/attention-step-by-step
 	$(BIN)/jupyter-book build . --builder singlehtml -W --keep-going
 	$(BIN)/python -m course_utils.authoring.pdf
 
+validated-cache: $(STAMP) $(CACHE_STAMP)  # after nbval only: the book reads the validated .ipynb, not a second run
+	$(BIN)/python -m course_utils.authoring.lessons cache $(EXEC_CACHE)
+
 unit: $(STAMP)  ## unit, pairing, Colab and lock tests (fast)
 	$(BIN)/pytest tests --ignore=tests/site
 
@@ -93,10 +96,13 @@ site: $(STAMP) browser  ## open every page of _build/html in headless Chromium (
 lint: $(STAMP)  ## ruff on the package and the tests (configuration in pyproject.toml)
 	$(BIN)/ruff check src tests
 
+# The lessons run once: nbval checks that each committed .ipynb is what a fresh run gives, then
+# the book's execution cache takes those notebooks, and the PDF and the site are built from them.
 test: $(STAMP) browser  ## everything: the lint, unit tests, nbval, the PDF, the strict book build, the site and PDF tests
 	$(BIN)/ruff check src tests
 	$(BIN)/pytest tests --ignore=tests/site
 	$(BIN)/pytest $(NBVAL) lessons
+	$(MAKE) --no-print-directory validated-cache
 	$(MAKE) --no-print-directory pdf
 	$(MAKE) --no-print-directory book
 	$(BIN)/pytest tests/site

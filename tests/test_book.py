@@ -155,36 +155,17 @@ def test_a_bundle_tarball_is_checked_against_its_integrity(monkeypatch):
         book.bundle_from_tarball(tarball + b"x")
 
 
-def test_the_emoji_font_is_checked_and_renamed_for_the_site(monkeypatch):
-    import base64
-    import hashlib
-
-    import pytest
-
-    tarball = _tarball({name: name.encode() for name in book.EMOJI_FONT_FILES})
-    digest = "sha512-" + base64.b64encode(hashlib.sha512(tarball).digest()).decode()
-    monkeypatch.setattr(book, "EMOJI_FONT_INTEGRITY", digest)
-    assert book.emoji_font_from_tarball(tarball) == {site: name.encode() for name, site in book.EMOJI_FONT_FILES.items()}
-    with pytest.raises(ValueError, match="corrupted or substituted"):
-        book.emoji_font_from_tarball(tarball + b"x")
-    partial = _tarball({next(iter(book.EMOJI_FONT_FILES)): b"woff2"})
-    monkeypatch.setattr(book, "EMOJI_FONT_INTEGRITY", "sha512-" + base64.b64encode(hashlib.sha512(partial).digest()).decode())
-    with pytest.raises(ValueError, match="expected package/files/noto-emoji-3"):
-        book.emoji_font_from_tarball(partial)
-
-
-def test_the_emoji_fonts_glyphs_are_the_checkers(tmp_path):
-    """course.css's unicode ranges cover every emoji the checkers print, and name the fetched files."""
+def test_the_checkers_print_text_symbols_not_emoji():
+    """Every symbol in the checkers' messages is one of engine.SYMBOLS, text symbols that need no emoji
+    font (the site test draws each one); none carries the emoji variation selector U+FE0F."""
     import inspect
-    import re
 
     from course_utils.checks import engine
 
-    css = (book.STATIC_DIR / "course.css").read_text()
-    covered = {int(code, 16) for code in re.findall(r"U\+([0-9A-F]+)", css)}
-    printed = {ord(ch) for ch in inspect.getsource(engine) if ord(ch) >= 0x2300 and ord(ch) != 0xFE0F}  # not … or →
-    assert printed and printed <= covered, sorted(map(hex, printed - covered))
-    assert set(re.findall(r'url\("([^"]+)"\)', css)) == set(book.EMOJI_FONT_FILES.values())
+    assert engine.PASSED in engine.success_message("f", 1) and engine.NOT_ATTEMPTED in engine.not_attempted_message("f")
+    symbols = {ch for ch in inspect.getsource(engine) if 0x2190 <= ord(ch) and ch not in "…→—–×≤≥"}
+    assert symbols <= set(engine.SYMBOLS), sorted(symbols - set(engine.SYMBOLS))
+    assert all(ord(ch) < 0x1F000 and "\ufe0f" not in ch for ch in engine.SYMBOLS)
 
 
 def test_a_missing_bundle_says_how_to_fetch_it(monkeypatch, tmp_path):

@@ -20,8 +20,8 @@ from tests.checker_cases import stub as _stub
 
 LESSONS = Path(__file__).resolve().parents[1] / "lessons"
 
-RNN_STEP_PASS = "✅ rnn_step: all 6 cases pass.\n"
-LSTM_COUNT_PASS = "✅ lstm_param_count: all 6 cases pass.\n"
+RNN_STEP_PASS = "✓ rnn_step: all 6 cases pass.\n"
+LSTM_COUNT_PASS = "✓ lstm_param_count: all 6 cases pass.\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -186,7 +186,7 @@ CORRECT_LSTM_COUNTS = {
     "a numpy integer": lambda d_in, d_hidden: np.int64(4) * (d_in * d_hidden + d_hidden**2 + d_hidden),
     "the package's reference": rnn.lstm_param_count,
 }
-TORCH_RNG_WARNING = "⚠️ {} changed torch's random generator (torch.manual_seed, or a new layer's random weights?)"
+TORCH_RNG_WARNING = "⚠ {} changed torch's random generator (torch.manual_seed, or a new layer's random weights?)"
 RESTORED = ". The checker put it back, so the rest of the lesson runs as in the book.\n"
 
 
@@ -274,7 +274,7 @@ TOY_CASES = [checks.Case(f"N={n}", (np.arange(-1.0, n - 1.0),), np.arange(-1.0, 
 def test_run_checks_returns_true_after_one_success_line(capsys):
     assert checks.run_checks(_toy_exercise(), lambda x: x * x, TOY_CASES) is True
     assert capsys.readouterr().out == checks.success_message("square", 2) + "\n"
-    assert checks.success_message("square", 2) == "✅ square: all 2 cases pass."
+    assert checks.success_message("square", 2) == "✓ square: all 2 cases pass."
 
 
 def test_run_checks_returns_false_for_the_stub(capsys):
@@ -385,7 +385,7 @@ def test_solution_passes_its_checker_and_the_lesson_checks_its_stub(lesson, labe
         checker = getattr(checks, f"check_{name}", None)
         assert checker is not None, f"no checker course_utils.checks.check_{name} for the solution of {label}"
         checker(namespace[name])
-        assert capsys.readouterr().out.startswith(f"✅ {name}: all ")
+        assert capsys.readouterr().out.startswith(f"✓ {name}: all ")
         # The lesson has the stub for the learner, and a cell calling the checker on it.
         assert any(re.search(rf"^def {name}\(", cell, re.M) and "raise NotImplementedError" in cell for cell in cells)
         assert any(f"check_{name}({name})" in cell for cell in cells)
@@ -406,7 +406,7 @@ def test_solution_passes_its_checker_and_the_lesson_checks_its_stub(lesson, labe
 )
 def test_check_frame_tokens_accepts_correct_implementations(implementation, capsys):
     assert checks.check_frame_tokens(implementation) is None
-    assert capsys.readouterr().out == "✅ frame_tokens: all 5 cases pass.\n"
+    assert capsys.readouterr().out == "✓ frame_tokens: all 5 cases pass.\n"
 
 
 @pytest.mark.parametrize(

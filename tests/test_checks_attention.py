@@ -31,7 +31,7 @@ def _rejects(checker, implementation, hint, capsys):
 # --------------------------------------------------------------------------------------------
 # check_softmax
 
-SOFTMAX_PASS = "✅ softmax: all 7 cases pass.\n"
+SOFTMAX_PASS = "✓ softmax: all 7 cases pass.\n"
 
 
 def _softmax_loops(x, axis=-1):
@@ -133,8 +133,8 @@ def test_check_softmax_square_matrix_catches_a_missing_keepdims_by_value(capsys)
 # --------------------------------------------------------------------------------------------
 # check_scaled_dot_product_attention
 
-SDPA_PASS_MASKED = "✅ scaled_dot_product_attention: all 11 cases pass.\n"
-SDPA_PASS_UNMASKED = "✅ scaled_dot_product_attention: all 6 cases pass.\n"
+SDPA_PASS_MASKED = "✓ scaled_dot_product_attention: all 11 cases pass.\n"
+SDPA_PASS_UNMASKED = "✓ scaled_dot_product_attention: all 6 cases pass.\n"
 
 
 def _softmax(scores):
@@ -364,7 +364,7 @@ CORRECT_SPLITS = {
 @pytest.mark.parametrize("implementation", CORRECT_SPLITS.values(), ids=CORRECT_SPLITS.keys())
 def test_check_split_heads_accepts_correct_implementations(implementation, capsys):
     checks.check_split_heads(implementation)
-    assert capsys.readouterr().out == "✅ split_heads: all 6 cases pass.\n"
+    assert capsys.readouterr().out == "✓ split_heads: all 6 cases pass.\n"
 
 
 WRONG_SPLITS = {
@@ -420,7 +420,7 @@ CORRECT_MERGES = {
 @pytest.mark.parametrize("implementation", CORRECT_MERGES.values(), ids=CORRECT_MERGES.keys())
 def test_check_merge_heads_accepts_correct_implementations(implementation, capsys):
     checks.check_merge_heads(implementation)
-    assert capsys.readouterr().out == "✅ merge_heads: all 5 cases pass.\n"
+    assert capsys.readouterr().out == "✓ merge_heads: all 5 cases pass.\n"
 
 
 WRONG_MERGES = {

@@ -21,7 +21,7 @@ from tests.checker_cases import stub as _stub
 # --------------------------------------------------------------------------------------------
 # check_distillation_loss
 
-LOSS_PASS = "✅ distillation_loss: all 7 cases pass.\n"
+LOSS_PASS = "✓ distillation_loss: all 7 cases pass.\n"
 
 
 def _kl_div(s, t, T):
@@ -142,7 +142,7 @@ def test_the_hint_on_the_cross_entropy_explains_the_constant(capsys):
 
 def test_check_distillation_loss_stub_and_odd_answers(capsys):
     assert checks.check_distillation_loss(_stub) is None
-    assert capsys.readouterr().out.startswith("⏳ distillation_loss: not attempted yet.")
+    assert capsys.readouterr().out.startswith("○ distillation_loss: not attempted yet.")
     for odd in ("0.5", [0.1, 0.2], None, {"loss": 1.0}):
         with pytest.raises(AssertionError, match="distillation_loss"):
             checks.check_distillation_loss(lambda s, t, T, odd=odd: odd)
@@ -155,7 +155,7 @@ def test_check_distillation_loss_stub_and_odd_answers(capsys):
 # --------------------------------------------------------------------------------------------
 # check_layer_map
 
-MAP_PASS = "✅ layer_map: all 7 cases pass.\n"
+MAP_PASS = "✓ layer_map: all 7 cases pass.\n"
 
 CORRECT_MAPS = {
     "list comprehension": lambda n_t, n_s: [i * (n_t // n_s) for i in range(n_s)],
@@ -194,7 +194,7 @@ def test_check_layer_map_names_the_mistake(implementation, hint, capsys):
 
 def test_check_layer_map_stub_and_odd_answers(capsys):
     assert checks.check_layer_map(_stub) is None
-    assert capsys.readouterr().out.startswith("⏳ layer_map: not attempted yet.")
+    assert capsys.readouterr().out.startswith("○ layer_map: not attempted yet.")
     for odd in (3, "0, 2, 4", [0.5, 2, 4], [True, 2, 4], [[0, 2, 4]], None):
         with pytest.raises(AssertionError, match="layer_map"):
             checks.check_layer_map(lambda n_t, n_s, odd=odd: odd)

@@ -17,7 +17,7 @@ from course_utils.checks import distill as distill_checks
 from tests.checker_cases import rejects as _rejects
 from tests.checker_cases import stub as _stub
 
-PASS = "✅ distillation_step: all 3 cases pass.\n"
+PASS = "✓ distillation_step: all 3 cases pass.\n"
 
 
 def _step(*, teacher_eval=True, no_grad=True, student_train=True, read="masked", ce="right", cos="right",
@@ -135,7 +135,7 @@ def test_check_distillation_step_names_the_mistake(implementation, hint, capsys)
 
 def test_check_distillation_step_stub_and_odd_answers(capsys):
     assert checks.check_distillation_step(_stub) is None
-    assert capsys.readouterr().out.startswith("⏳ distillation_step: not attempted yet.")
+    assert capsys.readouterr().out.startswith("○ distillation_step: not attempted yet.")
     with pytest.raises(AssertionError, match="(?s)raised ValueError.*batch = \\(input_ids"):
         checks.check_distillation_step(lambda teacher, student, batch, *rest: batch[0:2] and int("x"))
     with pytest.raises(TypeError, match="without calling it"):

@@ -83,7 +83,7 @@ def test_encoder_layer_param_count_refuses_bad_sizes(bad):
 # --------------------------------------------------------------------------------------------
 # check_layer_norm
 
-LAYER_NORM_PASS = "✅ layer_norm: all 9 cases pass.\n"
+LAYER_NORM_PASS = "✓ layer_norm: all 9 cases pass.\n"
 
 
 def _ln_numpy(x, gamma, beta, eps=1e-12):
@@ -249,7 +249,7 @@ def test_check_layer_norm_stub_and_odd_answers(capsys):
 # --------------------------------------------------------------------------------------------
 # check_encoder_block
 
-BLOCK_PASS = "✅ encoder_block: all 4 cases pass.\n"
+BLOCK_PASS = "✓ encoder_block: all 4 cases pass.\n"
 
 
 def _block_steps(x, attention, feed_forward, norm1, norm2):
@@ -362,7 +362,7 @@ def test_the_sub_layers_of_the_cases_are_all_different():
 # --------------------------------------------------------------------------------------------
 # check_encoder_layer_param_count
 
-COUNT_PASS = "✅ encoder_layer_param_count: all 6 cases pass.\n"
+COUNT_PASS = "✓ encoder_layer_param_count: all 6 cases pass.\n"
 
 CORRECT_COUNTS = {
     "by components": lambda d, f: (4 * d * d + 4 * d) + (d * f + f + f * d + d) + 2 * (d + d),

@@ -21,7 +21,7 @@ from tests.checker_cases import stub as _stub
 # --------------------------------------------------------------------------------------------
 # check_classification_head
 
-HEAD_PASS = "✅ classification_head: all 6 cases pass.\n"
+HEAD_PASS = "✓ classification_head: all 6 cases pass.\n"
 
 
 def _by_hand(hidden, wp, bp, w, b):
@@ -148,7 +148,7 @@ def test_check_classification_head_stub_and_odd_answers(capsys):
     assert checks.check_classification_head(_stub) is None
     assert (
         capsys.readouterr().out
-        == "⏳ classification_head: not attempted yet. Write it above, then run this cell again.\n"
+        == "○ classification_head: not attempted yet. Write it above, then run this cell again.\n"
     )
     odd_answers = (None, [0.1, 0.2], "logits", {"logits": 1.0}, np.zeros((2, 7)), np.zeros(3), 0.5, [[1, 2], [3]])
     for odd in odd_answers:
@@ -169,7 +169,7 @@ def test_nan_logits_are_rejected(capsys):
 # --------------------------------------------------------------------------------------------
 # check_align_labels
 
-ALIGN_PASS = "✅ align_labels: all 7 cases pass.\n"
+ALIGN_PASS = "✓ align_labels: all 7 cases pass.\n"
 
 
 def _loop(word_ids, word_labels):
@@ -329,7 +329,7 @@ def test_a_case_comes_from_the_course_tokenizer(capsys):
 
 def test_check_align_labels_stub_and_odd_answers(capsys):
     assert checks.check_align_labels(_stub) is None
-    assert capsys.readouterr().out == "⏳ align_labels: not attempted yet. Write it above, then run this cell again.\n"
+    assert capsys.readouterr().out == "○ align_labels: not attempted yet. Write it above, then run this cell again.\n"
     odd_answers = (None, "-100 3 4", 3, [[-100, 3]], [0.5] * 5, [True, 3, 4, 2, False], {"labels": []},
                    np.zeros((5, 2)), torch.zeros(2, 3), object())  # fmt: skip
     for odd in odd_answers:

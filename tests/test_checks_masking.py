@@ -18,7 +18,7 @@ from tests.checker_cases import stub as _stub
 # --------------------------------------------------------------------------------------------
 # check_causal_mask
 
-CAUSAL_PASS = "✅ causal_mask: all 5 cases pass.\n"
+CAUSAL_PASS = "✓ causal_mask: all 5 cases pass.\n"
 
 
 def _causal_loops(seq_len):
@@ -96,7 +96,7 @@ def test_check_causal_mask_rejects_common_mistakes_with_a_hint(implementation, h
 # --------------------------------------------------------------------------------------------
 # check_padding_mask
 
-PADDING_PASS = "✅ padding_mask: all 5 cases pass.\n"
+PADDING_PASS = "✓ padding_mask: all 5 cases pass.\n"
 
 
 def _padding_loops(attention_mask):

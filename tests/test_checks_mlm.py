@@ -18,7 +18,7 @@ from course_utils.checks import mlm
 from tests.checker_cases import rejects as _rejects
 from tests.checker_cases import stub as _stub
 
-PASS = "✅ mlm_mask: all 4 cases pass.\n"
+PASS = "✓ mlm_mask: all 4 cases pass.\n"
 
 
 def _one_uniform(input_ids, maskable, mask_token_id, vocab_size, generator):
@@ -129,7 +129,7 @@ def test_check_mlm_mask_names_the_mistake(implementation, hint, capsys):
 
 def test_check_mlm_mask_stub_and_odd_answers(capsys):
     assert checks.check_mlm_mask(_stub) is None
-    assert capsys.readouterr().out.startswith("⏳ mlm_mask: not attempted yet.")
+    assert capsys.readouterr().out.startswith("○ mlm_mask: not attempted yet.")
     odd = {"a single tensor": lambda i, *rest: i.clone(), "numpy": lambda i, *rest: (i.numpy(), i.numpy()),
            "None": lambda i, *rest: None}
     for fn in odd.values():

@@ -18,8 +18,8 @@ from course_utils import checks, positional
 from course_utils.checks.positional import _ADD_POSITIONS, _SINUSOIDAL_ENCODING
 from tests.checker_cases import stub as _stub
 
-SINUSOIDAL_PASS = "✅ sinusoidal_encoding: all 6 cases pass.\n"
-ADD_PASS = "✅ add_positions: all 6 cases pass.\n"
+SINUSOIDAL_PASS = "✓ sinusoidal_encoding: all 6 cases pass.\n"
+ADD_PASS = "✓ add_positions: all 6 cases pass.\n"
 
 
 # --------------------------------------------------------------------------------------------

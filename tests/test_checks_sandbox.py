@@ -17,7 +17,7 @@ from tests.test_checks_distill import _in_place as distillation_loss_in_place
 from tests.test_checks_heads import _consumes_its_input, _sequential
 from tests.test_checks_positional import list_of_lists
 
-SOFTMAX_PASS = "✅ softmax: all 7 cases pass.\n"
+SOFTMAX_PASS = "✓ softmax: all 7 cases pass.\n"
 
 
 def reference_softmax(x, axis=-1):
@@ -43,7 +43,7 @@ def test_an_infinite_loop_is_stopped_with_a_question(short_limit, capsys):
                                              r"infinite loop.*TIME_LIMIT_S = 2"):
         checks.check_softmax(forever)
     assert time.monotonic() - start < 5
-    assert "⏳ softmax is still running on the case" in capsys.readouterr().out, "signs of life"
+    assert "… softmax is still running on the case" in capsys.readouterr().out, "signs of life"
     checks.check_softmax(reference_softmax)  # the alarm is off again: a later check is not interrupted
     time.sleep(0.6)
     assert capsys.readouterr().out == SOFTMAX_PASS
@@ -68,7 +68,7 @@ def test_printed_output_is_captured_and_shown_cut(capsys):
     checks.check_softmax(chatty)
     out = capsys.readouterr().out
     assert len(out) < 3 * engine.OUTPUT_LIMIT, f"{len(out):,} characters reached the notebook"
-    assert out.startswith("📝 softmax printed while being checked:\nline 0\nline 1\n")
+    assert out.startswith("✎ softmax printed while being checked:\nline 0\nline 1\n")
     assert "more characters (140,000 lines in all) not shown." in out and out.endswith(SOFTMAX_PASS)
 
 
@@ -97,7 +97,7 @@ def test_global_settings_changed_by_the_function_are_restored_with_a_warning(cha
     assert (np.random.rand(), torch.rand(1).item(), random.random()) == expected
     assert np.get_printoptions() == options and torch.get_default_dtype() == dtype
     out = capsys.readouterr().out
-    assert out == f"⚠️ softmax changed {what}. The checker put it back, so the rest of the lesson runs as in the book.\n" \
+    assert out == f"⚠ softmax changed {what}. The checker put it back, so the rest of the lesson runs as in the book.\n" \
                   + SOFTMAX_PASS
 
 
@@ -109,7 +109,7 @@ def test_the_state_is_restored_when_the_function_fails_too(capsys):
     with pytest.raises(AssertionError, match="not right yet"):
         checks.check_softmax(leaky_and_wrong)
     assert torch.get_default_dtype() == torch.float32
-    assert "⚠️ softmax changed torch's default dtype" in capsys.readouterr().out
+    assert "⚠ softmax changed torch's default dtype" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("checker, fn, words", [
@@ -164,7 +164,7 @@ def test_a_function_that_draws_random_weights_passes_and_the_draws_do_not_leak(c
     checker(fn)
     assert torch.equal(torch.rand(3), torch.manual_seed(0) and torch.rand(3))
     out = capsys.readouterr().out
-    assert out.startswith("⚠️ classification_head changed torch's random generator") and "all" in out
+    assert out.startswith("⚠ classification_head changed torch's random generator") and "all" in out
 
 
 def test_a_learners_own_assertion_is_reported_with_the_case():

@@ -20,7 +20,7 @@ from course_utils.checks import training as training_checks
 from tests.checker_cases import rejects as _rejects
 from tests.checker_cases import stub as _stub
 
-PASS = "✅ train_step: all 5 cases pass.\n"
+PASS = "✓ train_step: all 5 cases pass.\n"
 
 
 def _zero_grad_last(model, batch, optimizer):
@@ -146,7 +146,7 @@ def test_a_step_that_changes_the_batch_is_refused(capsys):
 
 def test_check_train_step_stub_and_odd_answers(capsys):
     assert checks.check_train_step(_stub) is None
-    assert capsys.readouterr().out.startswith("⏳ train_step: not attempted yet.")
+    assert capsys.readouterr().out.startswith("○ train_step: not attempted yet.")
     for odd in ("0.5", [0.1], None, {"loss": 1.0}):
         with pytest.raises(AssertionError, match="train_step"):
             checks.check_train_step(lambda model, batch, optimizer, odd=odd: odd)

@@ -257,3 +257,24 @@ def test_code_lines_fit_the_page(source):
         if len(line) > 88 and not lessons.INSTALL_LINE.match(line)
     ]
     assert not long_lines, f"{source.name}: code lines longer than 88 characters:\n" + "\n".join(long_lines)
+
+
+def test_the_validated_notebooks_are_what_the_book_build_finds_in_its_cache(tmp_path):
+    """`make test` caches the committed .ipynb after nbval (`lessons cache`); the book build reads each
+    lesson's .md with myst-nb's reader and looks it up by its code cells: every lesson must be found,
+    with the committed outputs, so no lesson runs a second time (and an edit to a lesson's code,
+    which changes the key, makes the build execute it again rather than show stale outputs)."""
+    from jupyter_cache import get_cache
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    assert lessons.seed_execution_cache(tmp_path) == len(SOURCES)
+    cache = get_cache(str(tmp_path))
+    for source in SOURCES:
+        read_by_the_book = read_myst_markdown_notebook(source.read_text(encoding="utf-8"))
+        _, merged = cache.merge_match_into_notebook(read_by_the_book)
+        committed = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+        assert [c.get("outputs") for c in code_cells(merged.cells)] == [c.outputs for c in code_cells(committed.cells)]
+    edited = read_by_the_book
+    code_cells(edited.cells)[-1].source += "\n"
+    with pytest.raises(KeyError):
+        cache.match_cache_notebook(edited)

@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from .validation import positive_int
+
 if TYPE_CHECKING:  # torch is imported lazily: the numpy functions do not need it
     import torch
 
@@ -90,12 +92,6 @@ def _as_kind(name: str, value: Any, torch_kind: bool) -> Array:
 
 def _shape(x: Array) -> tuple[int, ...]:
     return tuple(x.shape)
-
-
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
-    return int(value)
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,7 +247,7 @@ def split_heads(x: Array, n_heads: int) -> Array:
     (Reshaping straight to ``(B, H, T, D/H)`` would mix tokens: the classic bug.) Any leading axes
     work, ``(..., T, D) -> (..., H, T, D/H)``. Returns a view where possible (no copy).
     """
-    n_heads = _positive_int("n_heads", n_heads)
+    n_heads = positive_int("n_heads", n_heads)
     torch_kind = is_torch(x)
     if not torch_kind:
         x = _numpy_float("x", x)
@@ -337,7 +333,7 @@ class AttentionParams:
     def random(cls, d_model: int, seed: int | np.random.Generator = 0, *, bias: bool = True) -> "AttentionParams":
         """Seeded float64 numpy weights: ``W`` uniform in ±1/sqrt(D) (torch's ``nn.Linear`` init),
         biases likewise (zeros when ``bias=False``)."""
-        d_model = _positive_int("d_model", d_model)
+        d_model = positive_int("d_model", d_model)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         bound = 1.0 / math.sqrt(d_model)
         arrays = {}
@@ -418,7 +414,7 @@ class AttentionParams:
         import torch
 
         dtype = torch.float64 if dtype is None else dtype
-        n_heads = _positive_int("n_heads", n_heads)
+        n_heads = positive_int("n_heads", n_heads)
         d_model = self.d_model
         if d_model % n_heads:
             raise ValueError(f"expected the model size D={d_model} to be divisible by n_heads={n_heads}")
@@ -438,7 +434,7 @@ def attention_param_count(d_model: int, *, bias: bool = True) -> int:
     The number of heads does not change it: the heads share the ``D x D`` projections, each using
     ``D/H`` of their columns. Equal to the count of ``torch.nn.MultiheadAttention(D, H)``.
     """
-    d_model = _positive_int("d_model", d_model)
+    d_model = positive_int("d_model", d_model)
     return 4 * d_model * d_model + (4 * d_model if bias else 0)
 
 

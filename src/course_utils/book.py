@@ -12,8 +12,7 @@ Listed in ``_config.yml`` under ``sphinx.extra_extensions``. It
   draws each figure fitted to its width (:func:`course_utils.plots.site_figure_html`);
 - serves MathJax from the site itself (MathJax 3, bundled with ``sphinx-mathjax-offline``),
   loaded on the pages that hold a formula and only those;
-- adds the course's small stylesheet (``_static/course.css``), and serves the emoji of the
-  checkers' messages as a web font for readers whose system has none (:func:`fetch_emoji_font`);
+- adds the course's small stylesheet (``_static/course.css``);
 - loads each script once per page (sphinx-thebe's configuration is registered twice);
 - offers each lesson's committed ``.ipynb``, outputs included, in the theme's download menu, next
   to its ``.md`` source, and the whole book's PDF once ``make pdf`` has written it;
@@ -55,16 +54,6 @@ PLOTLY_BUNDLE_TRACES = (
     "bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "image", "pie",
     "scatter", "scatterternary", "violin",
 )
-# The emoji of the checkers' messages (✅, ⏳, ⚠️, 📝), drawn where the reader has no emoji font
-# (many Linux desktops): the two subsets of Noto Emoji (OFL-1.1) that hold them, from the npm
-# package of Fontsource, served by the site. course.css lists the reader's own emoji fonts first.
-EMOJI_FONT_PACKAGE = "@fontsource/noto-emoji"
-EMOJI_FONT_VERSION = "5.3.2"
-EMOJI_FONT_INTEGRITY = "sha512-N9CSzXJB04AVWYvFbuBgL2Dq964Zo91th/uOu/QLSuWBYuL9FWXGcEo6ZNwc/IJ7vmpm8KHaIKD7jF8pYm4taw=="
-EMOJI_FONT_FILES = {  # file in the npm package -> its name in _static (course.css's @font-face)
-    "package/files/noto-emoji-2-400-normal.woff2": "course-emoji-2.woff2",  # ✅ ⚠
-    "package/files/noto-emoji-3-400-normal.woff2": "course-emoji-3.woff2",  # ⏳ 📝
-}
 FIGURES_JS = "course-figures.js"
 SEARCH_JS = "course-search.js"
 NPM_REGISTRY = "https://registry.npmjs.org"
@@ -138,40 +127,6 @@ def fetch_plotly_bundle(registry: str | None = None) -> Path:
     if not path.is_file():
         _write(path, bundle_from_tarball(_npm_tarball(PLOTLY_BUNDLE_PACKAGE, PLOTLY_BUNDLE_VERSION, registry)))
     return path
-
-
-def emoji_font_dir() -> Path:
-    """Where :func:`fetch_emoji_font` keeps the emoji font's subsets: inside the virtual environment."""
-    return Path(sys.prefix) / "share" / "course_utils" / f"noto-emoji-{EMOJI_FONT_VERSION}"
-
-
-def emoji_font_from_tarball(tarball: bytes) -> dict[str, bytes]:
-    """``{name in _static: woff2 bytes}`` from the npm tarball of the font's package, after checking its integrity."""
-    _check_integrity(tarball, EMOJI_FONT_INTEGRITY, EMOJI_FONT_PACKAGE)
-    found = _members(tarball, EMOJI_FONT_FILES, EMOJI_FONT_PACKAGE)
-    return {EMOJI_FONT_FILES[name]: content for name, content in found.items()}
-
-
-def fetch_emoji_font(registry: str | None = None) -> Path:
-    """Download the emoji font's subsets from the npm registry once (``make install`` does it)."""
-    folder = emoji_font_dir()
-    if not all((folder / name).is_file() for name in EMOJI_FONT_FILES.values()):
-        tarball = _npm_tarball(EMOJI_FONT_PACKAGE, EMOJI_FONT_VERSION, registry)
-        for name, content in emoji_font_from_tarball(tarball).items():
-            _write(folder / name, content)
-    return folder
-
-
-def emoji_font_source() -> Path:
-    """The emoji font's folder fetched by ``make install``; a clear error when it is missing."""
-    folder = emoji_font_dir()
-    missing = [name for name in EMOJI_FONT_FILES.values() if not (folder / name).is_file()]
-    if missing:
-        raise FileNotFoundError(
-            f"expected the emoji font {missing} in {folder}: run `make install` "
-            f"(or `{sys.executable} -m course_utils.book fetch-assets`) with access to the npm registry"
-        )
-    return folder
 
 
 def plotly_bundle_source() -> Path:
@@ -393,8 +348,6 @@ def _copy_assets(app, exception) -> None:
     static = Path(app.outdir) / "_static"
     static.mkdir(parents=True, exist_ok=True)
     shutil.copy2(plotly_bundle_source(), static / PLOTLY_JS)
-    for name in EMOJI_FONT_FILES.values():
-        shutil.copy2(emoji_font_source() / name, static / name)
     if app.builder.name == "html" and book_pdf(app).is_file():
         shutil.copy2(book_pdf(app), Path(app.outdir) / BOOK_PDF)
     shutil.copytree(
@@ -434,5 +387,3 @@ if __name__ == "__main__":
     if sys.argv[1:] not in (["fetch-assets"], ["fetch-plotly"]):
         sys.exit(f"usage: {sys.executable} -m course_utils.book fetch-assets (got {sys.argv[1:]})")
     print(fetch_plotly_bundle())
-    if sys.argv[1:] == ["fetch-assets"]:
-        print(fetch_emoji_font())

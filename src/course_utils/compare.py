@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .validation import positive_int
+
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
@@ -56,8 +58,7 @@ def build(name: str, d_model: int, n_heads: int = 2, seed: int = 0, dtype=None) 
 
     if name not in MODEL_NAMES:
         raise ValueError(f"expected a model name among {MODEL_NAMES}, got {name!r}")
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
-        raise ValueError(f"expected d_model to be a positive integer, got {d_model!r}")
+    positive_int("d_model", d_model)
     dtype = torch.float64 if dtype is None else dtype
     torch.manual_seed(seed)
     if name == "RNN":

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from .validation import positive_int
+
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
@@ -99,8 +101,7 @@ def forward_backward_seconds(forward: Callable[[], object], repeats: int = 5) ->
     ``forward``: runs a model with gradients enabled and returns its output (a tensor or a
     ``transformers``/course output with ``last_hidden_state`` or ``logits``). One warm-up run first.
     """
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"expected repeats to be a positive integer, got {repeats!r}")
+    positive_int("repeats", repeats)
     _loss(forward()).backward()  # warm-up
     forward_times, backward_times = [], []
     for _ in range(repeats):

@@ -13,6 +13,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .validation import positive_int
+
 RUNNING_TEXT = "I love NLP"
 CLS, SEP = "[CLS]", "[SEP]"
 
@@ -57,8 +59,7 @@ def running_example(d_model: int = 4, seed: int = 0) -> RunningExample:
     same whatever else a notebook has drawn before. Lesson 02 shows where such vectors come from
     (an embedding table looked up by token id).
     """
-    if isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer)) or d_model < 1:
-        raise ValueError(f"expected d_model to be a positive integer, got {d_model!r}")
+    d_model = positive_int("d_model", d_model)
     tokens = tuple(frame_tokens(RUNNING_TEXT.split()))
     rng = np.random.default_rng(seed)
     embeddings = rng.standard_normal((len(tokens), int(d_model)))

@@ -30,7 +30,6 @@ Axis names in the docstrings: ``B`` batch, ``T`` tokens per sequence, ``V`` voca
 from __future__ import annotations
 
 import dataclasses
-import math
 import numbers
 import statistics
 import time
@@ -43,6 +42,7 @@ from torch.nn import functional as F
 from . import masking, training
 from .encoder import EncoderConfig, bert_to_distilbert_state_dict
 from .training import History, train_mlm
+from .validation import non_negative_number, positive_int, positive_number, probability
 
 if TYPE_CHECKING:  # transformers is imported lazily
     import transformers
@@ -78,17 +78,6 @@ PUBLISHED_LAYERS = (0, 2, 4, 7, 9, 11)
 
 # --------------------------------------------------------------------------------------------
 # The losses
-
-
-def _check_temperature(temperature) -> float:
-    if (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, numbers.Real)
-        or not math.isfinite(temperature)
-        or temperature <= 0
-    ):
-        raise ValueError(f"expected a temperature T > 0 (a finite number), got {temperature!r}")
-    return float(temperature)
 
 
 def _check_logits(name: str, logits) -> torch.Tensor:
@@ -129,7 +118,7 @@ def distillation_loss(
         )
     if student_logits.shape[0] == 0:
         raise ValueError("expected at least one row (N >= 1) of logits, got N = 0")
-    temperature = _check_temperature(temperature)
+    temperature = positive_number("temperature", temperature)
     log_q = F.log_softmax(student_logits / temperature, dim=-1)  # the student's log-probabilities
     log_p = F.log_softmax(teacher_logits / temperature, dim=-1)  # the teacher's (the target)
     return F.kl_div(log_q, log_p, reduction="batchmean", log_target=True) * temperature**2
@@ -149,8 +138,7 @@ def hinton_loss(
     :func:`distillation_loss`, weighted (Hinton et al. 2015, section 2: "a weighted average of two
     different objective functions"). ``alpha = 1`` is plain fine-tuning, ``alpha = 0`` imitation only.
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 <= alpha <= 1:
-        raise ValueError(f"expected alpha to be a number in [0, 1] (the weight of the hard labels), got {alpha!r}")
+    alpha = probability("alpha (the weight of the hard labels)", alpha)
     student_logits = _check_logits("student_logits", student_logits)
     if tuple(labels.shape) != (student_logits.shape[0],):
         raise ValueError(
@@ -197,8 +185,7 @@ def _alphas(alphas: Mapping[str, float] | None) -> dict[str, float]:
         raise ValueError(f"expected alphas among {sorted(DEFAULT_ALPHAS)}, got unknown {unknown}")
     merged = {**DEFAULT_ALPHAS, **alphas}
     for name, value in merged.items():
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
-            raise ValueError(f"expected alpha {name!r} to be a number >= 0, got {value!r}")
+        non_negative_number(f"alpha {name!r}", value)
     if not any(value > 0 for value in merged.values()):
         raise ValueError(f"expected at least one alpha > 0 (else nothing is learned), got {merged}")
     return {name: float(value) for name, value in merged.items()}
@@ -273,12 +260,6 @@ def triple_loss(
 # The student, made from the teacher
 
 
-def _count(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
-    return int(value)
-
-
 def layer_map(n_teacher_layers: int, n_student_layers: int) -> list[int]:
     """The teacher layer each student layer starts from: ``[i * n_teacher // n_student for i ...]``.
 
@@ -287,8 +268,8 @@ def layer_map(n_teacher_layers: int, n_student_layers: int) -> list[int]:
     DistilBERT took :data:`PUBLISHED_LAYERS` = 0, 2, 4, 7, 9, 11 of BERT-base instead.) In
     general the layers are evenly spaced, starting at the first.
     """
-    n_teacher_layers = _count("n_teacher_layers", n_teacher_layers)
-    n_student_layers = _count("n_student_layers", n_student_layers)
+    n_teacher_layers = positive_int("n_teacher_layers", n_teacher_layers)
+    n_student_layers = positive_int("n_student_layers", n_student_layers)
     if n_student_layers > n_teacher_layers:
         raise ValueError(
             f"expected a student no deeper than its teacher, got n_student_layers={n_student_layers} > "
@@ -316,7 +297,7 @@ def student_config(teacher, n_layers: int, **overrides) -> "transformers.DistilB
     from transformers import DistilBertConfig
 
     _check_teacher(teacher)
-    sizes = dataclasses.asdict(EncoderConfig.from_bert(teacher.config, n_layers=_count("n_layers", n_layers)))
+    sizes = dataclasses.asdict(EncoderConfig.from_bert(teacher.config, n_layers=positive_int("n_layers", n_layers)))
     tied = getattr(teacher.config, "tie_word_embeddings", True)
     return DistilBertConfig(**{**sizes, "tie_word_embeddings": tied, **overrides})
 
@@ -498,10 +479,10 @@ def distil(
     Returns a :class:`~course_utils.training.History` with ``losses["loss"]`` (the weighted
     total), ``["ce"]``, ``["mlm"]`` and ``["cos"]``, one value per step. Same seed, same losses.
     """
-    steps = _count("steps", steps)
+    steps = positive_int("steps", steps)
     training.check_schedule(lr=lr, warmup=warmup, weight_decay=weight_decay, batch_size=batch_size)
     alphas = _alphas(alphas)
-    temperature = _check_temperature(temperature)
+    temperature = positive_number("temperature", temperature)
     _check_roles(student, teacher)
     training.check_data(encoded, student)
     training.check_data(encoded, teacher)
@@ -569,7 +550,7 @@ def latencies(
     shared CPU (another process starting) slows every model alike and their ratio stays fair;
     timing one model ``repeats`` times and then the other would not.
     """
-    repeats = _count("repeats", repeats)
+    repeats = positive_int("repeats", repeats)
     if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 0:
         raise ValueError(f"expected warmup to be an integer >= 0, got {warmup!r}")
     if not isinstance(models, Mapping) or not models:

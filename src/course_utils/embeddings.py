@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .validation import positive_int
+
 
 def _check_ids(ids, vocab_size: int) -> np.ndarray:
     ids = np.asarray(ids)
@@ -24,10 +26,8 @@ def _check_ids(ids, vocab_size: int) -> np.ndarray:
 
 def one_hot(ids, vocab_size: int) -> np.ndarray:
     """One-hot rows: ``ids (...,)`` integers in ``[0, V)`` -> ``(..., V)`` floats, a single 1 per row."""
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)) or vocab_size < 1:
-        raise ValueError(f"expected vocab_size to be a positive integer, got {vocab_size!r}")
-    ids = _check_ids(ids, int(vocab_size))
-    return np.eye(int(vocab_size))[ids]
+    vocab_size = positive_int("vocab_size", vocab_size)
+    return np.eye(vocab_size)[_check_ids(ids, vocab_size)]
 
 
 def embedding_lookup(ids, table) -> np.ndarray:
@@ -43,7 +43,4 @@ def embedding_lookup(ids, table) -> np.ndarray:
 
 def embedding_parameters(vocab_size: int, d_model: int) -> int:
     """Number of learned numbers in an embedding table: ``vocab_size * d_model``."""
-    for name, value in (("vocab_size", vocab_size), ("d_model", d_model)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
-    return int(vocab_size) * int(d_model)
+    return positive_int("vocab_size", vocab_size) * positive_int("d_model", d_model)

@@ -51,6 +51,7 @@ from torch.nn import functional as F
 from .attention import merge_heads, scaled_dot_product_attention, split_heads
 from .masking import padding_mask
 from .positional import sinusoidal_encoding
+from .validation import positive_int, positive_number
 
 if TYPE_CHECKING:  # transformers is imported lazily: only the Hugging Face bridges need it
     import transformers
@@ -110,9 +111,7 @@ class EncoderConfig:
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "max_position_embeddings", "n_layers", "n_heads", "dim", "hidden_dim"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
+            positive_int(name, getattr(self, name))
         if self.dim % self.n_heads:
             raise ValueError(
                 f"expected n_heads to divide dim, got dim={self.dim} and n_heads={self.n_heads} "
@@ -124,8 +123,7 @@ class EncoderConfig:
                 raise ValueError(f"expected {name} to be a probability in [0, 1), got {value!r}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"expected activation to be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
-        if not isinstance(self.initializer_range, (int, float)) or self.initializer_range <= 0:
-            raise ValueError(f"expected initializer_range to be a positive number, got {self.initializer_range!r}")
+        positive_number("initializer_range", self.initializer_range)
         if self.pad_token_id is not None and not 0 <= self.pad_token_id < self.vocab_size:
             raise ValueError(
                 f"expected pad_token_id to be None or an id in [0, {self.vocab_size}), got {self.pad_token_id!r}"
@@ -639,10 +637,7 @@ def encoder_layer_param_count(d_model: int, d_ff: int) -> int:
     and ``F x D`` matrices and biases of ``F`` and ``D``, ``2 D F + F + D``; two LayerNorms with a
     ``gamma`` and a ``beta`` of ``D`` each, ``4 D``. Equals the count of :class:`TransformerBlock`.
     """
-    for name, value in (("d_model", d_model), ("d_ff", d_ff)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
-    d, f = int(d_model), int(d_ff)
+    d, f = positive_int("d_model", d_model), positive_int("d_ff", d_ff)
     attention = 4 * d * d + 4 * d
     feed_forward = 2 * d * f + f + d
     layer_norms = 2 * 2 * d

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .attention import is_torch
+from .validation import positive_int, probability
 
 __all__ = ["IGNORE_INDEX", "causal_mask", "mlm_mask", "padding_mask"]
 
@@ -32,19 +33,13 @@ IGNORE_INDEX = -100  # the label of positions that are not predicted (torch's cr
 Array = Any  # a numpy array or a torch tensor
 
 
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
-    return int(value)
-
-
 def causal_mask(seq_len: int, *, like: Array | None = None) -> Array:
     """``(T, T)`` boolean, ``True`` where key position ``j <= `` query position ``i`` (lower triangle).
 
     Row ``i`` is what query ``i`` may see: itself and the tokens before it, never the future.
     A numpy array, or a torch tensor on ``like``'s device when ``like`` is a tensor.
     """
-    seq_len = _positive_int("seq_len", seq_len)
+    seq_len = positive_int("seq_len", seq_len)
     if is_torch(like):
         import torch
 
@@ -85,12 +80,6 @@ def padding_mask(attention_mask: Array) -> Array:
     return keep[:, None, None, :]
 
 
-def _probability(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 <= value <= 1:
-        raise ValueError(f"expected {name} to be a probability in [0, 1], got {value!r}")
-    return float(value)
-
-
 def mlm_mask(
     input_ids: Array,
     maskable: Array,
@@ -120,14 +109,14 @@ def mlm_mask(
     ``DataCollatorForLanguageModeling.torch_mask_tokens``: ``bernoulli`` of the selection, of
     ``[MASK]``, of "random among the rest" (``random_prob / (1 - mask_prob)``), then ``randint``.
     """
-    select_prob = _probability("select_prob", select_prob)
-    mask_prob = _probability("mask_prob", mask_prob)
-    random_prob = _probability("random_prob", random_prob)
+    select_prob = probability("select_prob", select_prob)
+    mask_prob = probability("mask_prob", mask_prob)
+    random_prob = probability("random_prob", random_prob)
     if mask_prob + random_prob > 1 + 1e-12:
         raise ValueError(
             f"expected mask_prob + random_prob <= 1 (the rest stay unchanged), got {mask_prob} + {random_prob}"
         )
-    vocab_size = _positive_int("vocab_size", vocab_size)
+    vocab_size = positive_int("vocab_size", vocab_size)
     if (
         isinstance(mask_token_id, bool)
         or not isinstance(mask_token_id, (int, np.integer))

@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .validation import positive_int
+
 if TYPE_CHECKING:  # torch is imported lazily: the numpy functions do not need it
     import torch
 
@@ -55,12 +57,6 @@ __all__ = [
 BASE = 10000.0  # the wavelengths grow geometrically from 2*pi to 10000 * 2*pi
 
 
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
-    return int(value)
-
-
 # --------------------------------------------------------------------------------------------
 # Sinusoidal encodings
 
@@ -71,7 +67,7 @@ def frequencies(d_model: int) -> np.ndarray:
     Returns shape ``(d_model,)``: dimensions ``2i`` and ``2i + 1`` share the frequency of pair ``i``,
     from 1 (dimensions 0 and 1: one turn every 2*pi ≈ 6.3 positions) down to almost ``1 / 10000``.
     """
-    d_model = _positive_int("d_model", d_model)
+    d_model = positive_int("d_model", d_model)
     pair = np.arange(d_model) // 2  # (D,): 0, 0, 1, 1, 2, 2, ...
     return 1.0 / np.power(BASE, 2 * pair / d_model)
 
@@ -89,8 +85,8 @@ def sinusoidal_encoding(seq_len: int, d_model: int) -> np.ndarray:
     DistilBERT's (``sinusoidal_pos_embds=True``). An odd ``d_model`` is allowed, as in Hugging Face:
     its last dimension is a sine without its cosine.
     """
-    seq_len = _positive_int("seq_len", seq_len)
-    d_model = _positive_int("d_model", d_model)
+    seq_len = positive_int("seq_len", seq_len)
+    d_model = positive_int("d_model", d_model)
     pair = np.arange(d_model) // 2  # (D,)
     positions = np.arange(seq_len, dtype=np.float64)[:, None]  # (T, 1)
     angles = positions / np.power(BASE, 2 * pair / d_model)  # (T, D): as Hugging Face computes them
@@ -116,7 +112,7 @@ def shift_matrix(k: int, d_model: int) -> np.ndarray:
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise ValueError(f"expected the shift k to be an integer number of positions, got {k!r}")
-    d_model = _positive_int("d_model", d_model)
+    d_model = positive_int("d_model", d_model)
     if d_model % 2:
         raise ValueError(
             f"expected an even d_model, got {d_model}: the rotation turns (sin, cos) pairs, and the "
@@ -181,7 +177,7 @@ def add_positions(embeddings, encoding) -> np.ndarray:
 def learned_position_param_count(max_position_embeddings: int, d_model: int) -> int:
     """The number of trainable numbers in a learned position table: one ``d_model`` row per
     position, ``max_position_embeddings * d_model`` (DistilBERT: ``512 * 768 = 393,216``)."""
-    return _positive_int("max_position_embeddings", max_position_embeddings) * _positive_int("d_model", d_model)
+    return positive_int("max_position_embeddings", max_position_embeddings) * positive_int("d_model", d_model)
 
 
 @functools.cache
@@ -201,8 +197,8 @@ def _learned_position_embeddings_class() -> type:
             self, max_position_embeddings: int, d_model: int, *, seed: int = 0, initializer_range: float = 0.02
         ):
             super().__init__()
-            self.max_position_embeddings = _positive_int("max_position_embeddings", max_position_embeddings)
-            self.d_model = _positive_int("d_model", d_model)
+            self.max_position_embeddings = positive_int("max_position_embeddings", max_position_embeddings)
+            self.d_model = positive_int("d_model", d_model)
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
                 raise ValueError(f"expected seed to be a non-negative integer, got {seed!r}")
             if not initializer_range > 0:
@@ -213,7 +209,7 @@ def _learned_position_embeddings_class() -> type:
 
         def positions(self, seq_len: int) -> torch.Tensor:
             """The rows of positions ``0 .. seq_len-1``: shape ``(T, D)``. Too long: ``ValueError``."""
-            seq_len = _positive_int("seq_len", seq_len)
+            seq_len = positive_int("seq_len", seq_len)
             check_sequence_length(seq_len, self.max_position_embeddings)
             return self.weight[:seq_len]  # (T, D)
 

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 import numpy as np
 
+from .validation import positive_int
+
 if TYPE_CHECKING:  # torch is imported lazily: the numpy functions do not need it
     import torch
 
@@ -97,12 +99,6 @@ class Timings(NamedTuple):
 
 # --------------------------------------------------------------------------------------------
 # Input validation
-
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _shape_text(axes: Sequence[str], sizes: dict[str, int]) -> str:
@@ -170,7 +166,7 @@ def init_rnn_params(d_in: int, d_hidden: int, seed: int | np.random.Generator = 
     ``b_h`` ``(D_h,)``. ``seed`` is an integer or a ``numpy.random.Generator``, so the same seed
     always gives the same weights, whatever else a notebook has drawn.
     """
-    d_in, d_hidden = _positive_int("d_in", d_in), _positive_int("d_hidden", d_hidden)
+    d_in, d_hidden = positive_int("d_in", d_in), positive_int("d_hidden", d_hidden)
     rng, bound = _rng(seed), 1.0 / math.sqrt(d_hidden)
     return RNNParams(
         W_xh=rng.uniform(-bound, bound, (d_in, d_hidden)),
@@ -188,7 +184,7 @@ def init_lstm_params(
     ``b_h`` ``(4*D_h,)``. ``forget_bias`` is added to the forget-gate block of ``b_h``: a positive
     value starts the cell "remembering" (forget gate near 1), a common initialisation.
     """
-    d_in, d_hidden = _positive_int("d_in", d_in), _positive_int("d_hidden", d_hidden)
+    d_in, d_hidden = positive_int("d_in", d_in), positive_int("d_hidden", d_hidden)
     rng, bound = _rng(seed), 1.0 / math.sqrt(d_hidden)
     W_xh = rng.uniform(-bound, bound, (d_in, 4 * d_hidden))
     W_hh = rng.uniform(-bound, bound, (d_hidden, 4 * d_hidden))
@@ -358,7 +354,7 @@ def rnn_param_count(d_in: int, d_hidden: int) -> int:
     ``torch.nn.RNN`` has ``D_h`` more: it keeps two bias vectors (``bias_ih_l0`` and
     ``bias_hh_l0``) whose sum plays the role of ``b_h``.
     """
-    d_in, d_hidden = _positive_int("d_in", d_in), _positive_int("d_hidden", d_hidden)
+    d_in, d_hidden = positive_int("d_in", d_in), positive_int("d_hidden", d_hidden)
     return d_in * d_hidden + d_hidden * d_hidden + d_hidden
 
 
@@ -388,8 +384,8 @@ def transformer_encoder_layer_param_count(d_model: int, n_heads: int, d_ff: int)
 
     ``n_heads`` must divide ``d_model`` (each head gets ``d_model // n_heads`` dimensions).
     """
-    d_model, n_heads = _positive_int("d_model", d_model), _positive_int("n_heads", n_heads)
-    d_ff = _positive_int("d_ff", d_ff)
+    d_model, n_heads = positive_int("d_model", d_model), positive_int("n_heads", n_heads)
+    d_ff = positive_int("d_ff", d_ff)
     if d_model % n_heads:
         raise ValueError(f"expected n_heads to divide d_model, got d_model={d_model} and n_heads={n_heads}")
     attention = 4 * (d_model * d_model + d_model)
@@ -467,7 +463,7 @@ def gradient_norms_by_distance(
 
     if cell not in ("rnn", "lstm"):
         raise ValueError(f"expected cell to be 'rnn' or 'lstm', got {cell!r}")
-    seq_len = _positive_int("seq_len", seq_len)
+    seq_len = positive_int("seq_len", seq_len)
     rng = _rng(seed)
     if cell == "rnn":
         module = to_torch_rnn(init_rnn_params(d_in, d_hidden, rng))
@@ -494,8 +490,8 @@ def time_rnn_vs_attention(
     once. Each is timed ``repeats`` times with ``time.perf_counter``; the median is kept.
     Returns :class:`Timings` (all ``(L,)`` arrays, seconds).
     """
-    d_model, repeats = _positive_int("d_model", d_model), _positive_int("repeats", repeats)
-    lengths = [_positive_int("each length", length) for length in lengths]
+    d_model, repeats = positive_int("d_model", d_model), positive_int("repeats", repeats)
+    lengths = [positive_int("each length", length) for length in lengths]
     if not lengths:
         raise ValueError("expected at least one sequence length, got none")
     rng = _rng(seed)

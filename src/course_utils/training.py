@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from . import masking
+from .validation import positive_int
 
 
 @dataclass
@@ -58,12 +59,6 @@ def encode(sentences, tokenizer, max_length: int | None = None) -> Encoded:
 
 # --------------------------------------------------------------------------------------------
 # Checks of the loops' arguments, up front, so that a mistake is an error, not a silent no-op
-
-
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _number(name: str, value, *, positive: bool) -> float:
@@ -112,7 +107,7 @@ def check_schedule(*, lr, warmup, weight_decay, batch_size) -> None:
     ``batch_size >= 1``, else a ``ValueError`` naming the argument and the value received."""
     _number("lr", lr, positive=True)
     _number("weight_decay", weight_decay, positive=False)
-    _positive_int("batch_size", batch_size)
+    positive_int("batch_size", batch_size)
     if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 0:
         raise ValueError(f"expected warmup to be a number of steps >= 0, got {warmup!r}")
 
@@ -191,7 +186,7 @@ def step_batches(n: int, batch_size: int, seed: int, steps: int):
     """Indices of each of ``steps`` batches of ``n`` examples: epoch after epoch of :func:`batch_order`."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValueError(f"expected at least one example to make batches of, got n={n!r}")  # else: no end
-    batch_size = _positive_int("batch_size", batch_size)
+    batch_size = positive_int("batch_size", batch_size)
     step, epoch = 0, 0
     while step < steps:
         for indices in batch_order(n, batch_size, seed, epoch):
@@ -304,7 +299,7 @@ def train_mlm(
     at the first loss that is nan or inf (:func:`stop_if_not_finite`).
     """
     check_data(encoded, model)
-    steps = _positive_int("steps", steps)
+    steps = positive_int("steps", steps)
     check_schedule(lr=lr, warmup=warmup, weight_decay=weight_decay, batch_size=batch_size)
     torch.manual_seed(seed)
     optimizer, schedule = optimiser(model, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
@@ -357,7 +352,7 @@ def train_classifier(
     torch.manual_seed(seed)
     if steps is None:
         steps = math.ceil(epochs * math.ceil(len(encoded.ids) / batch_size))
-    steps = _positive_int("steps", steps)
+    steps = positive_int("steps", steps)
     optimizer, schedule = optimiser(model, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay,
                                     schedule=schedule, decay=decay)
     history = History()
@@ -380,7 +375,7 @@ def train_classifier(
 
 def subset(encoded: Encoded, n: int, seed: int) -> Encoded:
     """``n`` examples of ``encoded`` drawn without replacement (seeded): a smaller labelled set."""
-    n = _positive_int("n", n)
+    n = positive_int("n", n)
     if n > len(encoded.ids):
         raise ValueError(f"expected n <= {len(encoded.ids)} (the examples there are), got {n}")
     chosen = np.sort(np.random.default_rng(seed).choice(len(encoded.ids), size=n, replace=False))

@@ -8,8 +8,8 @@ Each measure opens the page in a fresh browser context (a first visit: nothing c
 
 - ``overflow_px``: how far the page scrolls sideways at 390 × 844 (0: it does not);
 - ``overlaps``: parts of a figure (title, legend, axis titles, panel titles, menus, slider, mode
-  bar) that meet one another or leave the figure, and point labels that meet one another, at
-  390 × 844 and at 1366 × 900;
+  bar) that meet one another or leave the figure, and labels at data points or data coordinates
+  (point labels, arrow labels, heatmap values) that meet one another, at 390 × 844 and 1366 × 900;
 - ``small_text``: figure texts (heatmap values among them) drawn smaller than ``MIN_TEXT_PX``;
 - ``weight_bytes``: bytes transferred for the page and all it loads, as served gzip-compressed;
 - ``fcp_ms``: first contentful paint with the CPU slowed 4× (Chrome DevTools Protocol);
@@ -61,10 +61,16 @@ FIGURE_OVERLAPS = """() => {
   document.querySelectorAll('div.plotly-graph-div').forEach(div => {
     const box = div.getBoundingClientRect();
     const found = parts(div);
-    // the labels written next to data points (scatter text), one against another
-    const labels = [...div.querySelectorAll('.scatterlayer g.textpoint text')]
-      .filter(el => el.textContent.trim() !== '' && el.getBoundingClientRect().width > 0)
-      .map(el => ({name: 'point label "' + el.textContent.trim().slice(0, 30) + '"', r: el.getBoundingClientRect()}));
+    // the labels written next to data points (scatter text) and at data coordinates (annotations
+    // such as arrow labels and heatmap values), one against another
+    const shown = el => el.textContent.trim() !== '' && el.getBoundingClientRect().width > 0;
+    const labels = [...div.querySelectorAll('.scatterlayer g.textpoint text')].filter(shown)
+      .map(el => ({name: 'point label "' + el.textContent.trim().slice(0, 30) + '"', r: el.getBoundingClientRect()}))
+      .concat([...div.querySelectorAll('g.annotation')].filter(el => {
+        const note = ((div.layout || {}).annotations || [])[Number(el.dataset.index)] || {};
+        return note.xref !== 'paper' && note.yref !== 'paper' && shown(el);
+      }).map(el => ({name: 'label "' + el.textContent.trim().slice(0, 30) + '"',
+                     r: (el.querySelector('text') || el).getBoundingClientRect()})));
     labels.forEach((a, i) => labels.slice(i + 1).forEach(b => {
       if (meet(a.r, b.r)) problems.push(`${div.id}: ${a.name} meets ${b.name}`);
     }));

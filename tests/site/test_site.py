@@ -138,6 +138,37 @@ def test_lesson_outputs_show_no_traceback_warning_or_stderr(site, page):
     assert "output stderr" not in source, f"{page} shows output written to stderr"
 
 
+# Draws a character in the font of the lesson's printed outputs and returns its pixels, so that a
+# character with no glyph in any of the reader's fonts (drawn as the same empty box, or nothing) is
+# told apart from one that is drawn.
+_DRAW_IN_OUTPUT_FONT = """(text) => {
+  const pre = document.querySelector('div.cell_output pre');
+  const style = getComputedStyle(pre);
+  const canvas = document.createElement('canvas');
+  canvas.width = canvas.height = 48;
+  const context = canvas.getContext('2d');
+  context.font = `32px ${style.fontFamily}`;
+  context.fillText(text, 4, 38);
+  return Array.from(context.getImageData(0, 0, 48, 48).data).join(',');
+}"""
+
+
+def test_the_checkers_symbols_draw_without_an_emoji_font(browser, base_url):
+    """Every symbol that opens a checker's message has a glyph in the fonts a system has without any
+    emoji font (this machine's Chromium has none): it draws differently from a character that no font
+    holds, as a private-use character does (the control that shows the check can fail)."""
+    from course_utils.checks import engine
+
+    page = next(p for p in LESSON_PAGES if engine.PASSED in (SITE / p).read_text(encoding="utf-8"))
+    tab = browser.new_page()
+    tab.goto(f"{base_url}/{page}", wait_until="load")
+    missing = tab.evaluate(_DRAW_IN_OUTPUT_FONT, "\U0010fffd")
+    assert tab.evaluate(_DRAW_IN_OUTPUT_FONT, "\ue000") == missing, "the control: two glyph-less characters differ"
+    boxes = [symbol for symbol in engine.SYMBOLS if tab.evaluate(_DRAW_IN_OUTPUT_FONT, symbol) == missing]
+    tab.close()
+    assert not boxes, f"{page}: the checkers' symbols {boxes} have no glyph in the page's output font"
+
+
 @pytest.mark.parametrize("page", LESSON_PAGES)
 def test_lesson_has_a_colab_badge_and_a_colab_launch_button(site, page):
     source = (SITE / page).read_text(encoding="utf-8")

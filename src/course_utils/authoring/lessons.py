@@ -10,6 +10,12 @@ MyST markdown and writes the paired ``.ipynb`` with outputs. It runs offline
 exception is a cell marked ``# NBVAL_IGNORE_OUTPUT`` (timings, the machine's environment): its
 output cannot repeat, so the output already committed is kept while the cell's source is
 unchanged (``--refresh-unstable`` replaces it with this run's).
+
+``python -m course_utils.authoring.lessons cache CACHE_DIR`` puts each lesson's committed ``.ipynb``
+into the book's execution cache (jupyter-cache, keyed on the code cells) as that lesson's executed
+notebook. ``make test`` runs it right after nbval has checked that the committed outputs are what a
+fresh run gives, so the PDF and the site are built from outputs just validated instead of executing
+every lesson a second time.
 """
 
 from __future__ import annotations
@@ -224,6 +230,23 @@ def execute(path: Path, timeout: int = CELL_TIMEOUT_S, refresh_unstable: bool = 
     return elapsed
 
 
+def seed_execution_cache(cache_dir: Path, paths: list[Path] | None = None) -> int:
+    """Cache each lesson's committed ``.ipynb`` as the executed notebook of its ``.md`` in the
+    jupyter-cache at ``cache_dir`` (the one ``jupyter-book build`` uses). Valid only when nbval has
+    just passed on those notebooks. Returns the number of lessons cached."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    cache = get_cache(str(cache_dir))
+    paths = paths or lesson_sources()
+    for path in paths:
+        notebook = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+        bundle = CacheBundleIn(notebook, str(path), data={"validated_by": "nbval"})
+        cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+    return len(paths)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_utils.authoring.lessons", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -232,7 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("lessons", nargs="*", type=Path, help="lesson .md files (default: all)")
     run.add_argument("--refresh-unstable", action="store_true",
                      help="also replace the committed outputs of # NBVAL_IGNORE_OUTPUT cells")
+    seed = sub.add_parser("cache", help="cache the committed .ipynb as the book's executed lessons (after nbval)")
+    seed.add_argument("cache_dir", type=Path, help="the book's jupyter-cache folder, e.g. _build/.jupyter_cache")
     args = parser.parse_args(argv)
+    if args.command == "cache":
+        print(f"{seed_execution_cache(args.cache_dir)} lessons cached in {args.cache_dir} from their committed .ipynb")
+        return 0
     if args.command == "sync":
         changed = sync()
         print(f"{len(changed)} lesson file(s) updated" + "".join(f"\n  {p.relative_to(ROOT)}" for p in changed))

@@ -4,7 +4,7 @@ A checker ``check_<thing>(fn)`` runs ``fn`` on a handful of :class:`Case` s (ran
 non-square shapes, large values, float32 inputs) and compares each result with the reference
 implementation of ``course_utils``. Then:
 
-- all cases pass: it prints one line, ``✅ <thing>: all N cases pass.``;
+- all cases pass: it prints one line, ``✓ <thing>: all N cases pass.``;
 - ``fn`` raises ``NotImplementedError`` (the exercise stub): it prints one line saying the
   exercise is not attempted yet and returns, so a lesson runs top to bottom with the stub in place;
 - a result is wrong: it raises ``AssertionError`` naming the case, what differs and the likely

@@ -37,6 +37,12 @@ TIME_LIMIT_S = 30.0  # per case; a correct function of the course takes well und
 NOTICE_S = 10.0  # a "still running" line this often while a slow function runs
 OUTPUT_LIMIT = 2000  # characters of the learner's printed output shown
 
+# The symbol that opens each kind of message: text symbols that the fonts of every system hold
+# (DejaVu, Segoe UI Symbol, Apple Symbols), never emoji, which are empty boxes on a screen with no
+# emoji font (many Linux desktops) in Jupyter, in Colab and on the site alike.
+PASSED, NOT_ATTEMPTED, STILL_RUNNING, CHANGED, PRINTED = "✓", "○", "…", "⚠", "✎"
+SYMBOLS = (PASSED, NOT_ATTEMPTED, STILL_RUNNING, CHANGED, PRINTED)
+
 # A comparison returns None when ``result`` matches ``expected``, else what differs, in words.
 Comparison = Callable[[Any, Any], "str | None"]
 
@@ -100,12 +106,12 @@ class Exercise:
 
 def not_attempted_message(name: str) -> str:
     """The one line printed when the learner's function is still the stub."""
-    return f"⏳ {name}: not attempted yet. Write it above, then run this cell again."
+    return f"{NOT_ATTEMPTED} {name}: not attempted yet. Write it above, then run this cell again."
 
 
 def success_message(name: str, n_cases: int) -> str:
     """The one line printed when every case passes."""
-    return f"✅ {name}: all {n_cases} cases pass."
+    return f"{PASSED} {name}: all {n_cases} cases pass."
 
 
 def require_callable(name: str, fn: Any) -> None:
@@ -160,7 +166,7 @@ class _CappedOutput(io.TextIOBase):
         shown = "".join(self.kept)
         more = self.total - len(shown)
         tail = f"\n… and {more:,} more characters ({self.lines:,} lines in all) not shown." if more > 0 else ""
-        return f"📝 {name} printed while being checked:\n{shown.rstrip()}{tail}"
+        return f"{PRINTED} {name} printed while being checked:\n{shown.rstrip()}{tail}"
 
 
 def _torch():
@@ -232,7 +238,7 @@ def _time_limit(name: str, case: Case, limit: float, shown):
         elapsed = time.monotonic() - start
         if elapsed >= limit - 1e-3:
             raise _OutOfTime
-        print(f"⏳ {name} is still running on the case '{case.name}' ({elapsed:.0f} s; "
+        print(f"{STILL_RUNNING} {name} is still running on the case '{case.name}' ({elapsed:.0f} s; "
               f"the checker stops it at {limit:g} s)", file=shown, flush=True)
         signal.setitimer(signal.ITIMER_REAL, min(NOTICE_S, limit - elapsed))  # the next notice, or the end
 
@@ -267,7 +273,7 @@ class Sandbox:
         if text:
             print(text)
         if self.changed:
-            print(f"⚠️ {name} changed {', '.join(self.changed)}. The checker put it back, so the rest of the "
+            print(f"{CHANGED} {name} changed {', '.join(self.changed)}. The checker put it back, so the rest of the "
                   "lesson runs as in the book.")
 
 
