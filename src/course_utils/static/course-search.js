@@ -28,7 +28,8 @@ document.addEventListener("DOMContentLoaded", function () {
   if (typeof Search === "undefined") return;
   var NOT_PROSE = [".headerlink", "script", "style", ".math", "mjx-container", "nav", ".prev-next-area",
     ".bd-header-article", ".header-article-items", ".cell_input", "button", ".toggle-details",
-    ".admonition-title", ".bd-sidebar-secondary", "#searchbox", ".plotly-graph-div"];
+    ".admonition-title", ".bd-sidebar-secondary", "#searchbox", ".plotly-graph-div",
+    ".onlyprint"]; // the print-only title and table of contents ("Contents 1. ...")
   Search.htmlToText = function (htmlString, anchor) {
     var page = new DOMParser().parseFromString(htmlString, "text/html");
     NOT_PROSE.forEach(function (selector) {
