@@ -268,7 +268,7 @@ OTHER = [
     ("distillation_loss: (B, T, V) logits", lambda: distill.distillation_loss(torch.ones(2, 3, 5), torch.ones(2, 3, 5)),
      ValueError, "use .reshape(-1, V)"),
     ("distillation_loss: T=0", lambda: distill.distillation_loss(torch.ones(2, 5), torch.ones(2, 5), 0), ValueError,
-     "expected temperature to be a finite number > 0"),
+     "expected the temperature T to be a finite number > 0"),
     ("distillation_loss: numpy", lambda: distill.distillation_loss(np.ones((2, 5)), torch.ones(2, 5)), TypeError,
      "expected student_logits to be a torch tensor (N, V)"),
     ("layer_map: a student deeper than its teacher", lambda: distill.layer_map(3, 6), ValueError,

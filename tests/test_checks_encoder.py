@@ -16,7 +16,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_utils import checks, encoder
+from course_utils import checks, encoder_pieces
 from course_utils.encoder import EncoderConfig, TransformerBlock
 from tests.checker_cases import rejects as _rejects
 from tests.checker_cases import stub as _stub
@@ -41,14 +41,14 @@ def test_layer_norm_equals_torch_layer_norm(shape, offset, scale, seed):
         layer.weight.copy_(torch.from_numpy(gamma))
         layer.bias.copy_(torch.from_numpy(beta))
         expected = layer(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(encoder.layer_norm(x, gamma, beta), expected, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(encoder_pieces.layer_norm(x, gamma, beta), expected, rtol=1e-9, atol=1e-9)
 
 
 def test_layer_norm_of_a_constant_vector_is_beta_and_bad_shapes_are_refused():
     beta = np.array([0.5, -1.0, 2.0])
-    np.testing.assert_array_equal(encoder.layer_norm(np.full(3, 7.0), np.ones(3), beta), beta)
+    np.testing.assert_array_equal(encoder_pieces.layer_norm(np.full(3, 7.0), np.ones(3), beta), beta)
     with pytest.raises(ValueError, match=r"expected x of shape \(..., D\) and gamma, beta of shape \(D,\)"):
-        encoder.layer_norm(np.zeros((2, 3)), np.ones(4), np.zeros(4))
+        encoder_pieces.layer_norm(np.zeros((2, 3)), np.ones(4), np.zeros(4))
 
 
 def test_encoder_block_is_the_transformer_block():
@@ -57,7 +57,7 @@ def test_encoder_block_is_the_transformer_block():
     x = torch.randn(2, 5, 8)
     with torch.no_grad():
         expected, _ = block(x)
-        got = encoder.encoder_block(
+        got = encoder_pieces.encoder_block(
             x, lambda h: block.attention(h)[0], block.ffn, block.sa_layer_norm, block.output_layer_norm
         )
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
@@ -67,17 +67,17 @@ def test_encoder_block_is_the_transformer_block():
 def test_encoder_layer_param_count_counts_the_transformer_block(d_model, d_ff):
     with torch.device("meta"):
         block = TransformerBlock(EncoderConfig(dim=d_model, n_heads=1, hidden_dim=d_ff, n_layers=1))
-    assert encoder.encoder_layer_param_count(d_model, d_ff) == sum(p.numel() for p in block.parameters())
+    assert encoder_pieces.encoder_layer_param_count(d_model, d_ff) == sum(p.numel() for p in block.parameters())
 
 
 def test_distilbert_base_layer_count():
-    assert encoder.encoder_layer_param_count(768, 3072) == 7_087_872
+    assert encoder_pieces.encoder_layer_param_count(768, 3072) == 7_087_872
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.0, True, "4"])
 def test_encoder_layer_param_count_refuses_bad_sizes(bad):
     with pytest.raises(ValueError, match="expected d_model to be a positive integer"):
-        encoder.encoder_layer_param_count(bad, 16)
+        encoder_pieces.encoder_layer_param_count(bad, 16)
 
 
 # --------------------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ CORRECT_LAYER_NORMS = {
     "torch.nn.functional.layer_norm": _ln_torch_functional,
     "python loops over rows": _ln_rows,
     "float32 arithmetic": _ln_float32,
-    "the package's reference": encoder.layer_norm,
+    "the package's reference": encoder_pieces.layer_norm,
 }
 
 
@@ -268,8 +268,8 @@ def _block_torch(x, attention, feed_forward, norm1, norm2):
 CORRECT_BLOCKS = {
     "one line per step": _block_steps,
     "torch tensors": _block_torch,
-    "float32 result": lambda x, a, f, n1, n2: encoder.encoder_block(x, a, f, n1, n2).astype(np.float32),
-    "the package's reference": encoder.encoder_block,
+    "float32 result": lambda x, a, f, n1, n2: encoder_pieces.encoder_block(x, a, f, n1, n2).astype(np.float32),
+    "the package's reference": encoder_pieces.encoder_block,
 }
 
 
@@ -326,9 +326,9 @@ WRONG_BLOCKS = {
         "the first LayerNorm is missing",
     ),
     "stops after attention": (lambda x, a, f, n1, n2: n1(x + a(x)), "that is h, the output of the attention"),
-    "one token only": (lambda x, a, f, n1, n2: encoder.encoder_block(x, a, f, n1, n2)[..., 0, :], "shape"),
+    "one token only": (lambda x, a, f, n1, n2: encoder_pieces.encoder_block(x, a, f, n1, n2)[..., 0, :], "shape"),
     "something else": (
-        lambda x, a, f, n1, n2: 2 * encoder.encoder_block(x, a, f, n1, n2),
+        lambda x, a, f, n1, n2: 2 * encoder_pieces.encoder_block(x, a, f, n1, n2),
         r"h = norm1\(x \+ attention\(x\)\), then return norm2",
     ),
 }
@@ -367,8 +367,8 @@ COUNT_PASS = "✓ encoder_layer_param_count: all 6 cases pass.\n"
 CORRECT_COUNTS = {
     "by components": lambda d, f: (4 * d * d + 4 * d) + (d * f + f + f * d + d) + 2 * (d + d),
     "factored": lambda d, f: 4 * d * (d + 1) + 2 * d * f + f + 5 * d,
-    "numpy integer": lambda d, f: np.int64(encoder.encoder_layer_param_count(d, f)),
-    "the package's reference": encoder.encoder_layer_param_count,
+    "numpy integer": lambda d, f: np.int64(encoder_pieces.encoder_layer_param_count(d, f)),
+    "the package's reference": encoder_pieces.encoder_layer_param_count,
 }
 
 
@@ -379,7 +379,7 @@ def test_check_encoder_layer_param_count_accepts_correct_implementations(impleme
 
 
 def _right(d, f):
-    return encoder.encoder_layer_param_count(d, f)
+    return encoder_pieces.encoder_layer_param_count(d, f)
 
 
 WRONG_COUNTS = {

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from course_utils import compare, rnn
-from course_utils.encoder import encoder_layer_param_count
+from course_utils.encoder_pieces import encoder_layer_param_count
 
 
 @pytest.mark.parametrize("name", compare.MODEL_NAMES)

@@ -125,10 +125,10 @@ def test_the_t_squared_factor_keeps_the_gradient_size_constant_for_large_t():
         (np.zeros((2, 3)), torch.zeros(2, 3), 1.0, TypeError, "torch tensor"),
         (torch.zeros(2, 3, dtype=torch.long), torch.zeros(2, 3), 1.0, TypeError, "floating-point"),
         (torch.zeros(0, 3), torch.zeros(0, 3), 1.0, ValueError, "N >= 1"),
-        (torch.zeros(2, 3), torch.zeros(2, 3), 0.0, ValueError, "T > 0"),
-        (torch.zeros(2, 3), torch.zeros(2, 3), -1.0, ValueError, "T > 0"),
-        (torch.zeros(2, 3), torch.zeros(2, 3), float("nan"), ValueError, "T > 0"),
-        (torch.zeros(2, 3), torch.zeros(2, 3), True, ValueError, "T > 0"),
+        (torch.zeros(2, 3), torch.zeros(2, 3), 0.0, ValueError, "temperature T to be a finite number > 0"),
+        (torch.zeros(2, 3), torch.zeros(2, 3), -1.0, ValueError, "temperature T to be a finite number > 0"),
+        (torch.zeros(2, 3), torch.zeros(2, 3), float("nan"), ValueError, "temperature T to be a finite number > 0"),
+        (torch.zeros(2, 3), torch.zeros(2, 3), True, ValueError, "temperature T to be a finite number > 0"),
     ],
 )
 def test_distillation_loss_says_what_is_wrong(student, teacher, temperature, error, message):

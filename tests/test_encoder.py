@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from transformers import DistilBertConfig, DistilBertForMaskedLM, DistilBertModel
 
 from course_utils.authoring import bench_encoder
-from course_utils.encoder import DistilBertEncoder, EncoderConfig, EncoderOutput, load_hf_state_dict
+from course_utils.encoder import DistilBertEncoder, EncoderConfig, EncoderOutput
+from course_utils.hf_weights import load_hf_state_dict
 
 TOL = dict(rtol=0, atol=1e-5)
 

@@ -23,7 +23,8 @@ import torch
 from torch import nn
 from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification, BertModel, DistilBertModel
 
-from course_utils.encoder import DistilBertEncoder, EncoderConfig, bert_to_distilbert_state_dict
+from course_utils.encoder import DistilBertEncoder, EncoderConfig
+from course_utils.hf_weights import bert_to_distilbert_state_dict
 
 ATOL = 1e-5
 VOCAB, MAX_POS, BATCH, SEQ = 37, 14, 4, 10

@@ -40,7 +40,8 @@ import torch
 from torch.nn import functional as F
 
 from . import masking, training
-from .encoder import EncoderConfig, bert_to_distilbert_state_dict
+from .encoder import EncoderConfig
+from .hf_weights import bert_to_distilbert_state_dict
 from .training import History, train_mlm
 from .validation import non_negative_number, positive_int, positive_number, probability
 
@@ -118,7 +119,7 @@ def distillation_loss(
         )
     if student_logits.shape[0] == 0:
         raise ValueError("expected at least one row (N >= 1) of logits, got N = 0")
-    temperature = positive_number("temperature", temperature)
+    temperature = positive_number("the temperature T", temperature)
     log_q = F.log_softmax(student_logits / temperature, dim=-1)  # the student's log-probabilities
     log_p = F.log_softmax(teacher_logits / temperature, dim=-1)  # the teacher's (the target)
     return F.kl_div(log_q, log_p, reduction="batchmean", log_target=True) * temperature**2
@@ -316,7 +317,7 @@ def student_from_teacher(
 
     Copies the embeddings, the teacher layers ``layers`` (increasing; default :func:`layer_map`,
     one out of two) and the MLM head. The encoder's names are mapped by
-    :func:`course_utils.encoder.bert_to_distilbert_state_dict` (``attention.self.query`` ->
+    :func:`course_utils.hf_weights.bert_to_distilbert_state_dict` (``attention.self.query`` ->
     ``attention.q_lin``, ..., ``output.LayerNorm`` -> ``output_layer_norm``); the head's here
     (``cls.predictions.transform.dense`` -> ``vocab_transform``, ``transform.LayerNorm`` ->
     ``vocab_layer_norm``, ``decoder`` -> ``vocab_projector``). The output matrix stays tied to
@@ -482,7 +483,7 @@ def distil(
     steps = positive_int("steps", steps)
     training.check_schedule(lr=lr, warmup=warmup, weight_decay=weight_decay, batch_size=batch_size)
     alphas = _alphas(alphas)
-    temperature = positive_number("temperature", temperature)
+    temperature = positive_number("the temperature T", temperature)
     _check_roles(student, teacher)
     training.check_data(encoded, student)
     training.check_data(encoded, teacher)

@@ -14,18 +14,18 @@ Read from top to bottom, this module is the whole model:
 **The names are Hugging Face's.** Every module and parameter is named as in
 ``transformers.models.distilbert.modeling_distilbert`` (``embeddings.word_embeddings``,
 ``transformer.layer.0.attention.q_lin``, ``sa_layer_norm``, ``ffn.lin1``, ...), so a state dict
-moves between the two models unchanged: :func:`load_hf_state_dict` is the one loader, used by
+moves between the two models unchanged: :func:`~course_utils.hf_weights.load_hf_state_dict` is the one loader, used by
 :meth:`DistilBertEncoder.from_hf`; :meth:`DistilBertEncoder.to_hf` goes the other way. The tests
 check that every hidden state, every attention map and every gradient equals Hugging Face's.
 
 **BERTs too.** :meth:`DistilBertEncoder.from_bert` reads a ``transformers.BertModel`` (the course's
-teacher is one) through :func:`bert_to_distilbert_state_dict`: BERT's names mapped to these, the
+teacher is one) through :func:`~course_utils.hf_weights.bert_to_distilbert_state_dict`: BERT's names mapped to these, the
 pooler left out, the token-type embedding of segment 0 folded into the position table, and any
 chosen subset of its layers (DistilBERT's student was initialised from every other layer of BERT).
 
-The end of the module holds lesson 06's pieces as plain functions, the references of its exercises:
-:func:`layer_norm` (numpy), :func:`encoder_block` (a post-LN block from any four callables) and
-:func:`encoder_layer_param_count`.
+The weight mapping lives in :mod:`course_utils.hf_weights`; lesson 06's pieces as plain functions
+(the references of its exercises: :func:`~course_utils.encoder_pieces.layer_norm` and the others) in
+:mod:`course_utils.encoder_pieces`.
 
 **One difference by design.** With ``sinusoidal_pos_embds=True`` the position table here is
 frozen (``requires_grad=False``), as in the original DistilBERT code; recent ``transformers``
@@ -39,16 +39,15 @@ Axis names used in the docstrings: ``B`` batch, ``T`` tokens per sequence, ``D``
 from __future__ import annotations
 
 import dataclasses
-import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from .attention import merge_heads, scaled_dot_product_attention, split_heads
+from .hf_weights import bert_to_distilbert_state_dict, check_layers, load_hf_state_dict
 from .masking import padding_mask
 from .positional import sinusoidal_encoding
 from .validation import positive_int, positive_number
@@ -66,11 +65,6 @@ __all__ = [
     "MultiHeadSelfAttention",
     "Transformer",
     "TransformerBlock",
-    "bert_to_distilbert_state_dict",
-    "encoder_block",
-    "encoder_layer_param_count",
-    "layer_norm",
-    "load_hf_state_dict",
 ]
 
 LAYER_NORM_EPS = 1e-12  # BERT's and DistilBERT's; torch's default is 1e-5 (lesson 06 says why)
@@ -443,7 +437,7 @@ class DistilBertEncoder(nn.Module):
             raise TypeError(
                 f"expected a transformers BertModel (or BertForMaskedLM, BertFor...), got {type(bert_model).__name__}"
             )
-        layers = _check_layers(layers, base.config.num_hidden_layers)
+        layers = check_layers(layers, base.config.num_hidden_layers)
         parameter = next(base.parameters())
         config = EncoderConfig.from_bert(base.config, n_layers=len(layers))
         encoder = cls(config).to(device=parameter.device, dtype=parameter.dtype)
@@ -470,31 +464,6 @@ class DistilBertEncoder(nn.Module):
         return model.train(self.training)
 
 
-def _check_layers(layers, n_available: int) -> list[int]:
-    """``layers`` as a list of increasing, distinct layer indices in ``[0, n_available)``; None: all."""
-    if layers is None:
-        return list(range(n_available))
-    if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
-        raise TypeError(f"expected layers as a list of layer indices such as [0, 2, 4], got {layers!r}")
-    layers = list(layers)
-    if not layers:
-        raise ValueError(f"expected at least one layer index in [0, {n_available}), got an empty list")
-    for index in layers:  # ints and numpy integers pass; bools, floats and strings do not
-        if isinstance(index, bool) or not hasattr(index, "__index__") or isinstance(index, torch.Tensor):
-            raise TypeError(f"expected integer layer indices, got {index!r} in {layers}")
-    layers = [operator.index(index) for index in layers]
-    outside = [index for index in layers if not 0 <= index < n_available]
-    if outside:
-        raise ValueError(
-            f"expected layer indices in [0, {n_available}) (the BERT has {n_available} layers), got {outside} in {layers}"
-        )
-    if any(b <= a for a, b in zip(layers, layers[1:])):
-        raise ValueError(
-            f"expected distinct layer indices in increasing order (block k copies layer layers[k]), got {layers}"
-        )
-    return layers
-
-
 def _as_tensor(name: str, value) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value
@@ -502,143 +471,3 @@ def _as_tensor(name: str, value) -> torch.Tensor:
         return torch.as_tensor(value)
     except (TypeError, ValueError, RuntimeError):
         raise TypeError(f"expected {name} to be a tensor (or array) of integers, got {type(value).__name__}") from None
-
-
-# --------------------------------------------------------------------------------------------
-# The weight mapping
-
-
-def load_hf_state_dict(encoder: DistilBertEncoder, state_dict: Mapping[str, torch.Tensor]) -> None:
-    """Copy a ``DistilBertModel`` state dict into ``encoder``, in place.
-
-    The mapping is the identity by design (the modules here carry Hugging Face's names). Keys of
-    a task model (``distilbert.embeddings...``) lose their ``distilbert.`` prefix and its head's
-    weights are left out. Missing or unexpected weights, or a shape that differs, raise an error
-    that names them.
-    """
-    prefix = "distilbert."
-    if any(key.startswith(prefix) for key in state_dict):
-        state_dict = {key[len(prefix) :]: value for key, value in state_dict.items() if key.startswith(prefix)}
-    state_dict = {key: value for key, value in state_dict.items() if key != "embeddings.position_ids"}  # a buffer
-    own = encoder.state_dict()
-    missing = sorted(set(own) - set(state_dict))
-    unexpected = sorted(set(state_dict) - set(own))
-    if missing or unexpected:
-        raise KeyError(
-            f"the state dict does not fit this encoder: missing {missing[:5]}{'...' if len(missing) > 5 else ''}, "
-            f"unexpected {unexpected[:5]}{'...' if len(unexpected) > 5 else ''}"
-        )
-    for key, value in state_dict.items():
-        if tuple(value.shape) != tuple(own[key].shape):
-            raise ValueError(
-                f"expected {key} of shape {tuple(own[key].shape)} (from the encoder's config), got {tuple(value.shape)}"
-            )
-    encoder.load_state_dict(state_dict, strict=True)
-
-
-# The names of one BERT layer's weights (``encoder.layer.{i}.`` + key) under DistilBERT's names
-# (``transformer.layer.{k}.`` + value); each has a ``.weight`` and a ``.bias``.
-_BERT_LAYER_NAMES = {
-    "attention.self.query": "attention.q_lin",
-    "attention.self.key": "attention.k_lin",
-    "attention.self.value": "attention.v_lin",
-    "attention.output.dense": "attention.out_lin",
-    "attention.output.LayerNorm": "sa_layer_norm",
-    "intermediate.dense": "ffn.lin1",
-    "output.dense": "ffn.lin2",
-    "output.LayerNorm": "output_layer_norm",
-}
-
-
-def bert_to_distilbert_state_dict(
-    state_dict: Mapping[str, torch.Tensor], layers: "list[int] | None" = None
-) -> dict[str, torch.Tensor]:
-    """A ``BertModel`` state dict under ``DistilBertModel``'s names, keeping the BERT layers ``layers``.
-
-    - Embeddings: word and position tables and the LayerNorm keep their names. BERT adds a third
-      vector to every token, the token-type (segment) embedding; for one sentence, every token is
-      of segment 0, so ``token_type_embeddings[0]`` is added to **every row of the position table**.
-      (Not to the word table: in ``BertForMaskedLM`` the word table is tied to the output layer,
-      whose logits would all move by ``h · t`` for a hidden state ``h``: the same softmax, other
-      logits.) The sum of the three vectors is unchanged, so the embeddings' output is too.
-    - BERT layer ``layers[k]`` becomes block ``k`` (names mapped by ``_BERT_LAYER_NAMES``).
-    - The pooler (``pooler.dense``, on ``[CLS]`` for next-sentence prediction), the task heads and
-      the ``position_ids`` / ``token_type_ids`` buffers are left out: DistilBERT has none of them.
-
-    Keys of a task model (``bert.embeddings...``) lose their ``bert.`` prefix. ``layers`` default:
-    all the layers, in order. Returns new tensors (the BERT's are not shared).
-    """
-    prefix = "bert."
-    if any(key.startswith(prefix) for key in state_dict):
-        state_dict = {key[len(prefix) :]: value for key, value in state_dict.items() if key.startswith(prefix)}
-    needed = ["embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight"]
-    needed += ["embeddings.token_type_embeddings.weight", "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias"]
-    missing = [key for key in needed if key not in state_dict]
-    if missing:
-        raise KeyError(f"expected the state dict of a BertModel, missing {missing}")
-    n_available = len({key.split(".")[2] for key in state_dict if key.startswith("encoder.layer.")})
-    layers = _check_layers(layers, n_available)
-    segment_0 = state_dict["embeddings.token_type_embeddings.weight"][0]  # (D,): every token of one sentence
-    mapped = {
-        "embeddings.word_embeddings.weight": state_dict["embeddings.word_embeddings.weight"].detach().clone(),
-        "embeddings.position_embeddings.weight": (
-            state_dict["embeddings.position_embeddings.weight"] + segment_0  # (P, D) + (D,)
-        ).detach(),
-        "embeddings.LayerNorm.weight": state_dict["embeddings.LayerNorm.weight"].detach().clone(),
-        "embeddings.LayerNorm.bias": state_dict["embeddings.LayerNorm.bias"].detach().clone(),
-    }
-    for k, i in enumerate(layers):
-        for bert_name, distilbert_name in _BERT_LAYER_NAMES.items():
-            for kind in ("weight", "bias"):
-                source = f"encoder.layer.{i}.{bert_name}.{kind}"
-                if source not in state_dict:
-                    raise KeyError(f"expected {source} in the BERT state dict, it is missing")
-                mapped[f"transformer.layer.{k}.{distilbert_name}.{kind}"] = state_dict[source].detach().clone()
-    return mapped
-
-
-# --------------------------------------------------------------------------------------------
-# The pieces of lesson 06 as plain functions (the references of its exercises)
-
-
-def layer_norm(x, gamma, beta, eps: float = LAYER_NORM_EPS) -> np.ndarray:
-    """Layer normalisation of every vector along the last axis, in numpy: ``(..., D)`` -> ``(..., D)``.
-
-    ``gamma * (x - mean) / sqrt(var + eps) + beta``, with the mean and the *biased* variance (divided
-    by ``D``, not ``D - 1``) of each vector, as ``torch.nn.LayerNorm`` computes them; ``gamma`` and
-    ``beta`` of shape ``(D,)``. Computed in float64.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    gamma, beta = np.asarray(gamma, dtype=np.float64), np.asarray(beta, dtype=np.float64)
-    if x.ndim < 1 or gamma.shape != (x.shape[-1],) or beta.shape != (x.shape[-1],):
-        raise ValueError(
-            f"expected x of shape (..., D) and gamma, beta of shape (D,), got {x.shape}, {gamma.shape}, {beta.shape}"
-        )
-    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
-    variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # (..., 1), biased
-    return gamma * (x - mean) / np.sqrt(variance + eps) + beta
-
-
-def encoder_block(x, attention: Callable, feed_forward: Callable, norm1: Callable, norm2: Callable):
-    """One post-LayerNorm encoder block from its four pieces (BERT, DistilBERT): ``(..., T, D)`` -> same.
-
-    ``h = norm1(x + attention(x))``, then ``norm2(h + feed_forward(h))``: each sub-layer's output is
-    added to its input (the residual connection), then normalised. Works with numpy functions and
-    torch modules alike (:class:`TransformerBlock` is this function with its own modules).
-    """
-    h = norm1(x + attention(x))  # (..., T, D)
-    return norm2(h + feed_forward(h))  # (..., T, D)
-
-
-def encoder_layer_param_count(d_model: int, d_ff: int) -> int:
-    """The parameters of one encoder block of width ``D = d_model`` and feed-forward width ``F = d_ff``.
-
-    Attention: ``W_Q, W_K, W_V, W_O`` and their biases, ``4 D^2 + 4 D``; feed-forward: ``D x F``
-    and ``F x D`` matrices and biases of ``F`` and ``D``, ``2 D F + F + D``; two LayerNorms with a
-    ``gamma`` and a ``beta`` of ``D`` each, ``4 D``. Equals the count of :class:`TransformerBlock`.
-    """
-    d, f = positive_int("d_model", d_model), positive_int("d_ff", d_ff)
-    attention = 4 * d * d + 4 * d
-    feed_forward = 2 * d * f + f + d
-    layer_norms = 2 * 2 * d
-    return attention + feed_forward + layer_norms

@@ -1,7 +1,7 @@
 """Checkers of lesson 06: layer normalisation, an encoder block, the parameters of an encoder layer.
 
-The references are :func:`course_utils.encoder.layer_norm`, :func:`course_utils.encoder.encoder_block`
-and :func:`course_utils.encoder.encoder_layer_param_count`. Results may be numpy arrays or torch
+The references are :func:`course_utils.encoder_pieces.layer_norm`, :func:`course_utils.encoder_pieces.encoder_block`
+and :func:`course_utils.encoder_pieces.encoder_layer_param_count`. Results may be numpy arrays or torch
 tensors, in float32 or float64: they are compared by value (a list is refused by the engine,
 :func:`course_utils.checks.engine.kind_problem`).
 """
@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import attention, encoder
+from .. import attention, encoder, encoder_pieces
 from .attention import as_float_array, close_values
 from .engine import Case, Exercise, Mistake, Symptom, equal_integers, run_checks
 
@@ -160,7 +160,7 @@ _LAYER_NORM = Exercise(
 
 
 def check_layer_norm(fn: Callable[..., Any]) -> None:
-    """Check a learner's ``layer_norm(x, gamma, beta, eps=1e-12)`` against :func:`course_utils.encoder.layer_norm`.
+    """Check a learner's ``layer_norm(x, gamma, beta, eps=1e-12)`` against :func:`course_utils.encoder_pieces.layer_norm`.
 
     Nine cases: a vector with ``gamma = 1, beta = 0``; a matrix ``(T, D)``; a square matrix (a lost
     ``keepdims`` gives wrong values instead of an error); a batch ``(B, T, D)``; constant rows
@@ -193,7 +193,7 @@ def check_layer_norm(fn: Callable[..., Any]) -> None:
         ("large offsets (values around 1000)", (1000 + rng.standard_normal((3, 6)), *params(6))),
         ("float32 input (3, 8)", tuple(a.astype(np.float32) for a in (rng.standard_normal((3, 8)), *params(8)))),
     ]
-    cases = [Case(name, args, encoder.layer_norm(*args)) for name, args in inputs]
+    cases = [Case(name, args, encoder_pieces.layer_norm(*args)) for name, args in inputs]
     run_checks(_LAYER_NORM, fn, cases)
 
 
@@ -231,11 +231,11 @@ def _pieces(d: int, seed: int) -> tuple[Callable, Callable, Callable, Callable]:
 
     def norm1(x):
         """LayerNorm with its own gamma1, beta1: (..., T, D) -> (..., T, D)."""
-        return encoder.layer_norm(x, gamma1, beta1)
+        return encoder_pieces.layer_norm(x, gamma1, beta1)
 
     def norm2(x):
         """LayerNorm with its own gamma2, beta2: (..., T, D) -> (..., T, D)."""
-        return encoder.layer_norm(x, gamma2, beta2)
+        return encoder_pieces.layer_norm(x, gamma2, beta2)
 
     return self_attention, feed_forward, norm1, norm2
 
@@ -331,7 +331,7 @@ def check_encoder_block(fn: Callable[..., Any]) -> None:
     cases = []
     for name, x, seed in inputs:
         args = (x, *_pieces(x.shape[-1], seed))
-        cases.append(Case(name, args, encoder.encoder_block(*args)))
+        cases.append(Case(name, args, encoder_pieces.encoder_block(*args)))
     run_checks(_ENCODER_BLOCK, fn, cases)
 
 
@@ -340,7 +340,7 @@ def check_encoder_block(fn: Callable[..., Any]) -> None:
 
 
 def _count(d: int, f: int) -> int:
-    return encoder.encoder_layer_param_count(d, f)
+    return encoder_pieces.encoder_layer_param_count(d, f)
 
 
 # The wrong versions take the learner's arguments: d = d_model, f = d_ff.
@@ -408,7 +408,7 @@ _ENCODER_LAYER_PARAM_COUNT = Exercise(
 def check_encoder_layer_param_count(fn: Callable[[int, int], int]) -> None:
     """Check a learner's ``encoder_layer_param_count(d_model, d_ff) -> int``.
 
-    The reference is :func:`course_utils.encoder.encoder_layer_param_count`, equal to the count of
+    The reference is :func:`course_utils.encoder_pieces.encoder_layer_param_count`, equal to the count of
     :class:`course_utils.encoder.TransformerBlock`. Six cases: sizes where ``d_ff`` is not
     ``4 * d_model`` first, then the running example (4, 16), the course teacher (128, 512) and
     DistilBERT-base (768, 3072).
