@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 import numpy as np
 
+from .encoder_pieces import encoder_layer_param_count
 from .validation import positive_int
 
 if TYPE_CHECKING:  # torch is imported lazily: the numpy functions do not need it
@@ -375,23 +376,15 @@ def bilstm_param_count(d_in: int, d_hidden: int) -> int:
 
 
 def transformer_encoder_layer_param_count(d_model: int, n_heads: int, d_ff: int) -> int:
-    """Parameters of one Transformer encoder layer (as ``torch.nn.TransformerEncoderLayer``).
-
-    - self-attention: 4 projections (queries, keys, values, output), each a ``(D, D)`` weight and a
-      ``(D,)`` bias: ``4 * (D*D + D)``. Splitting into ``n_heads`` heads adds no parameters;
-    - 2 LayerNorms, each a scale and a shift of ``(D,)``: ``2 * 2*D``;
-    - the feed-forward network ``D -> d_ff -> D`` with biases: ``D*d_ff + d_ff + d_ff*D + D``.
-
-    ``n_heads`` must divide ``d_model`` (each head gets ``d_model // n_heads`` dimensions).
+    """Parameters of one Transformer encoder layer (as ``torch.nn.TransformerEncoderLayer``), to set
+    next to the recurrent cells: :func:`course_utils.encoder_pieces.encoder_layer_param_count`
+    (lesson 06 derives it), once ``n_heads`` is known to divide ``d_model`` (each head gets
+    ``d_model // n_heads`` dimensions; splitting into heads adds no parameters).
     """
     d_model, n_heads = positive_int("d_model", d_model), positive_int("n_heads", n_heads)
-    d_ff = positive_int("d_ff", d_ff)
     if d_model % n_heads:
         raise ValueError(f"expected n_heads to divide d_model, got d_model={d_model} and n_heads={n_heads}")
-    attention = 4 * (d_model * d_model + d_model)
-    layer_norms = 2 * (2 * d_model)
-    feed_forward = (d_model * d_ff + d_ff) + (d_ff * d_model + d_model)
-    return attention + layer_norms + feed_forward
+    return encoder_layer_param_count(d_model, d_ff)
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-from . import rnn
+from .encoder_pieces import encoder_layer_param_count
 
 NOT_APPLICABLE = "–"
 
@@ -104,7 +104,7 @@ def sizes_of(name: str, config: Any) -> ModelSizes:
         d_ff, activation = config.intermediate_size, config.hidden_act
         kind = getattr(config, "position_embedding_type", None) or "absolute"
         positions = "learned" if kind == "absolute" else kind
-    per_layer = rnn.transformer_encoder_layer_param_count(d_model, n_heads, d_ff)
+    per_layer = encoder_layer_param_count(d_model, d_ff)
     return ModelSizes(
         name=name,
         n_layers=n_layers,
@@ -155,7 +155,7 @@ def running_example_sizes() -> ModelSizes:
         vocab_size=None,
         max_positions=None,
         positions=NOT_APPLICABLE,
-        parameters_per_layer=rnn.transformer_encoder_layer_param_count(example.d_model, example.n_heads, d_ff),
+        parameters_per_layer=encoder_layer_param_count(example.d_model, d_ff),
         parameters=None,
     )
 

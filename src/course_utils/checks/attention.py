@@ -85,13 +85,6 @@ def _shape(value: Any) -> tuple[int, ...] | None:
 # Lesson 04: softmax
 
 
-def _exp_ratio(x, axis=-1):
-    """A softmax without the max subtraction (overflows for large x)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        e = np.exp(np.asarray(x, dtype=np.float64))
-        return e / e.sum(axis=axis, keepdims=True)
-
-
 def _softmax_axis(x, axis):
     return attention.softmax(np.asarray(x, dtype=np.float64), axis=axis)
 
