@@ -22,8 +22,8 @@ rotation of every pair, the same for every position: ``PE[pos + k] = PE[pos] @ s
 **Learned** (BERT, DistilBERT): a trainable table of ``max_position_embeddings`` rows of ``d_model``
 numbers, one row per position, initialised at random and trained with the rest of the model. It has
 no row for a position past its last one, so a longer sequence must be truncated:
-:class:`LearnedPositionEmbeddings` (a torch module, imported lazily so that the numpy functions do
-not load torch) says so in words instead of torch's ``IndexError: index out of range in self``.
+:class:`LearnedPositionEmbeddings` (a torch module) says so in words instead of torch's
+``IndexError: index out of range in self``.
 
 Either way the positions are **added** to the token embeddings, row by row: :func:`add_positions`.
 
@@ -33,18 +33,14 @@ Axis names used in the docstrings: ``B`` batch, ``T`` sequence length (tokens), 
 
 from __future__ import annotations
 
-import functools
-from typing import TYPE_CHECKING
-
 import numpy as np
+import torch
 
 from .validation import positive_int
 
-if TYPE_CHECKING:  # torch is imported lazily: the numpy functions do not need it
-    import torch
-
 __all__ = [
     "BASE",
+    "LearnedPositionEmbeddings",
     "add_positions",
     "check_sequence_length",
     "frequencies",
@@ -180,76 +176,59 @@ def learned_position_param_count(max_position_embeddings: int, d_model: int) -> 
     return positive_int("max_position_embeddings", max_position_embeddings) * positive_int("d_model", d_model)
 
 
-@functools.cache
-def _learned_position_embeddings_class() -> type:
-    import torch
+class LearnedPositionEmbeddings(torch.nn.Module):
+    """A trainable position table, as in BERT and DistilBERT: ``weight`` ``(L, D)``.
 
-    class LearnedPositionEmbeddings(torch.nn.Module):
-        """A trainable position table, as in BERT and DistilBERT: ``weight`` ``(L, D)``.
+    ``L`` is ``max_position_embeddings``, ``D`` is ``d_model``. Rows are drawn from
+    ``N(0, initializer_range^2)`` like Hugging Face's initialisation (``initializer_range=0.02``),
+    from a generator seeded with ``seed``. The layer holds :func:`learned_position_param_count`
+    parameters. Build it with :func:`learned_position_embeddings`.
+    """
 
-        ``L`` is ``max_position_embeddings``, ``D`` is ``d_model``. Rows are drawn from
-        ``N(0, initializer_range^2)`` like Hugging Face's initialisation (``initializer_range=0.02``),
-        from a generator seeded with ``seed``. The layer holds :func:`learned_position_param_count`
-        parameters. Build it with :func:`learned_position_embeddings`.
-        """
+    def __init__(
+        self, max_position_embeddings: int, d_model: int, *, seed: int = 0, initializer_range: float = 0.02
+    ):
+        super().__init__()
+        self.max_position_embeddings = positive_int("max_position_embeddings", max_position_embeddings)
+        self.d_model = positive_int("d_model", d_model)
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"expected seed to be a non-negative integer, got {seed!r}")
+        if not initializer_range > 0:
+            raise ValueError(f"expected a positive initializer_range, got {initializer_range!r}")
+        generator = torch.Generator().manual_seed(int(seed))
+        weight = torch.randn(self.max_position_embeddings, self.d_model, generator=generator)
+        self.weight = torch.nn.Parameter(weight * initializer_range)  # (L, D)
 
-        def __init__(
-            self, max_position_embeddings: int, d_model: int, *, seed: int = 0, initializer_range: float = 0.02
-        ):
-            super().__init__()
-            self.max_position_embeddings = positive_int("max_position_embeddings", max_position_embeddings)
-            self.d_model = positive_int("d_model", d_model)
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-                raise ValueError(f"expected seed to be a non-negative integer, got {seed!r}")
-            if not initializer_range > 0:
-                raise ValueError(f"expected a positive initializer_range, got {initializer_range!r}")
-            generator = torch.Generator().manual_seed(int(seed))
-            weight = torch.randn(self.max_position_embeddings, self.d_model, generator=generator)
-            self.weight = torch.nn.Parameter(weight * initializer_range)  # (L, D)
+    def positions(self, seq_len: int) -> torch.Tensor:
+        """The rows of positions ``0 .. seq_len-1``: shape ``(T, D)``. Too long: ``ValueError``."""
+        seq_len = positive_int("seq_len", seq_len)
+        check_sequence_length(seq_len, self.max_position_embeddings)
+        return self.weight[:seq_len]  # (T, D)
 
-        def positions(self, seq_len: int) -> torch.Tensor:
-            """The rows of positions ``0 .. seq_len-1``: shape ``(T, D)``. Too long: ``ValueError``."""
-            seq_len = positive_int("seq_len", seq_len)
-            check_sequence_length(seq_len, self.max_position_embeddings)
-            return self.weight[:seq_len]  # (T, D)
+    def forward(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """``embeddings`` ``(T, D)`` or ``(B, T, D)`` plus the rows of positions ``0 .. T-1``."""
+        if not isinstance(embeddings, torch.Tensor) or embeddings.dim() not in (2, 3):
+            raise ValueError(
+                "expected a tensor of token embeddings of shape (T, D) or (B, T, D), got "
+                f"{getattr(embeddings, 'shape', type(embeddings).__name__)}"
+            )
+        if embeddings.shape[-1] != self.d_model:
+            raise ValueError(
+                f"expected embeddings of shape (..., T, D={self.d_model}), got {tuple(embeddings.shape)}"
+            )
+        return embeddings + self.positions(embeddings.shape[-2])  # (..., T, D)
 
-        def forward(self, embeddings: torch.Tensor) -> torch.Tensor:
-            """``embeddings`` ``(T, D)`` or ``(B, T, D)`` plus the rows of positions ``0 .. T-1``."""
-            if not isinstance(embeddings, torch.Tensor) or embeddings.dim() not in (2, 3):
-                raise ValueError(
-                    "expected a tensor of token embeddings of shape (T, D) or (B, T, D), got "
-                    f"{getattr(embeddings, 'shape', type(embeddings).__name__)}"
-                )
-            if embeddings.shape[-1] != self.d_model:
-                raise ValueError(
-                    f"expected embeddings of shape (..., T, D={self.d_model}), got {tuple(embeddings.shape)}"
-                )
-            return embeddings + self.positions(embeddings.shape[-2])  # (..., T, D)
-
-        def extra_repr(self) -> str:
-            return f"max_position_embeddings={self.max_position_embeddings}, d_model={self.d_model}"
-
-    LearnedPositionEmbeddings.__module__ = __name__
-    LearnedPositionEmbeddings.__qualname__ = "LearnedPositionEmbeddings"
-    return LearnedPositionEmbeddings
+    def extra_repr(self) -> str:
+        return f"max_position_embeddings={self.max_position_embeddings}, d_model={self.d_model}"
 
 
 def learned_position_embeddings(
     max_position_embeddings: int, d_model: int, *, seed: int = 0, initializer_range: float = 0.02
-) -> "torch.nn.Module":
+) -> LearnedPositionEmbeddings:
     """A :class:`LearnedPositionEmbeddings` torch module: a trainable ``(L, D)`` table, seeded.
 
     ``module(embeddings)`` adds the rows of positions ``0 .. T-1`` to ``embeddings`` ``(T, D)`` or
     ``(B, T, D)``; ``module.positions(T)`` returns them, ``(T, D)``. A sequence longer than
     ``max_position_embeddings`` raises a ``ValueError`` that says to truncate it.
     """
-    return _learned_position_embeddings_class()(
-        max_position_embeddings, d_model, seed=seed, initializer_range=initializer_range
-    )
-
-
-def __getattr__(name: str):
-    # PEP 562: the torch module class is built on first use, so importing this module never loads torch.
-    if name == "LearnedPositionEmbeddings":
-        return _learned_position_embeddings_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return LearnedPositionEmbeddings(max_position_embeddings, d_model, seed=seed, initializer_range=initializer_range)
