@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import attention, checks, heads, masking, positional
+from course_utils import attention, checks, masking, positional, task_heads
 from course_utils.checks import engine
 from tests.test_checks_distill import _in_place as distillation_loss_in_place
-from tests.test_checks_heads import _consumes_its_input, _sequential
 from tests.test_checks_positional import list_of_lists
+from tests.test_checks_task_heads import _consumes_its_input, _sequential
 
 SOFTMAX_PASS = "✓ softmax: all 7 cases pass.\n"
 
@@ -182,4 +182,4 @@ def test_kind_problem_is_silent_for_right_kinds():
     assert engine.kind_problem((np.ones(2), np.zeros(2)), (np.ones(2), np.zeros(2))) is None
     assert engine.kind_problem(np.int64(3), 3) is None and engine.kind_problem([0, 2], [0, 2]) is None
     assert "booleans" in engine.kind_problem(np.ones(3, dtype=int), np.ones(3, dtype=bool))
-    assert heads and masking and positional  # the modules whose checkers are exercised above
+    assert task_heads and masking and positional  # the modules whose checkers are exercised above

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from course_utils import checks, heads
+from course_utils import checks, task_heads
 from tests.checker_cases import rejects as _rejects
 from tests.checker_cases import stub as _stub
 
@@ -64,7 +64,7 @@ CORRECT_HEADS = {
     "F.linear": _functional,
     "numpy in float64": _float64_numpy,
     "einsum and clamp": _einsum,
-    "the package's reference": heads.classification_head,
+    "the package's reference": task_heads.classification_head,
 }
 
 
@@ -231,7 +231,7 @@ CORRECT_ALIGNS = {
     "numpy, returning an array": _numpy_result,
     "a tuple of numpy integers": _tuple_of_numpy_ints,
     "a torch tensor": _torch_result,
-    "the package's reference": heads.align_labels,
+    "the package's reference": task_heads.align_labels,
 }
 
 
