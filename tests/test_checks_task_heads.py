@@ -33,7 +33,7 @@ def _functional(hidden, wp, bp, w, b):
     return F.linear(F.relu(F.linear(hidden[:, 0, :], wp, bp)), w, b)
 
 
-def _sequential(hidden, wp, bp, w, b):
+def classification_head_sequential(hidden, wp, bp, w, b):
     pre, classifier = nn.Linear(wp.shape[1], wp.shape[0]), nn.Linear(w.shape[1], w.shape[0])
     head = nn.Sequential(pre, nn.ReLU(), nn.Dropout(0.2), classifier).to(hidden.dtype).eval()
     with torch.no_grad():
@@ -214,7 +214,7 @@ def _torch_result(word_ids, word_labels):
     return torch.tensor(_loop(word_ids, word_labels))
 
 
-def _consumes_its_input(word_ids, word_labels):
+def align_labels_consuming_its_input(word_ids, word_labels):
     labels = []
     previous = None
     while word_ids:  # empties the list it was given
