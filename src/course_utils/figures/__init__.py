@@ -5,16 +5,16 @@ Every explorer is drawn by one plotly function and shown live in a running noteb
 on the site (:mod:`course_utils.widgets` holds that machinery; :mod:`course_utils.plots` the
 generic figure builders).
 
-=====================  ======  =================================================================
-module                 lesson  what it draws
-=====================  ======  =================================================================
-``positional``         03      one position's sinusoidal encoding, in its table; its explorer
-``self_attention``     04      one query's scores, weights and output; the query explorer
-``masking``            05      scores before and after a padding or causal mask; its explorer
-``pattern_finder``     06      each attention head's behaviours (previous token, [CLS], ...)
-``attention_explorer`` 06      every head's attention map, live or kernel-free
-``distillation``       07      a distribution softened by a temperature; its explorer
-=====================  ======  =================================================================
+======================  ======  =================================================================
+module                  lesson  what it draws
+======================  ======  =================================================================
+``positional``          03      one position's sinusoidal encoding, in its table; its explorer
+``self_attention``      04      one query's scores, weights and output; the query explorer
+``masking``             05      scores before and after a padding or causal mask; its explorer
+``pattern_finder``      06      each attention head's behaviours (previous token, [CLS], ...)
+``attention_explorer``  06      every head's attention map, live or kernel-free
+``distillation``        07      a distribution softened by a temperature; its explorer
+======================  ======  =================================================================
 """
 
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
