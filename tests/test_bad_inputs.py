@@ -20,7 +20,7 @@ from transformers import (
     DistilBertForMaskedLM,
 )
 
-from course_utils import attention, data, distill, heads, masking, training
+from course_utils import attention, data, distill, masking, task_heads, training
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -250,21 +250,21 @@ OTHER = [
     ("mlm_mask: mask_token_id >= vocab_size", lambda: masking.mlm_mask(
         np.array([[2, 5]]), np.ones((1, 2), bool), mask_token_id=10, vocab_size=10,
         generator=np.random.default_rng(0)), ValueError, "mask_token_id to be an integer in [0, vocab_size=10)"),
-    ("tagging_data: no sentences", lambda: heads.tagging_data([], None), ValueError,
+    ("tagging_data: no sentences", lambda: task_heads.tagging_data([], None), ValueError,
      "expected a non-empty list of course_utils.data.Sentence"),
-    ("tagging_data: strings", lambda: heads.tagging_data(["the cat"], None), TypeError,
+    ("tagging_data: strings", lambda: task_heads.tagging_data(["the cat"], None), TypeError,
      "expected course_utils.data.Sentence objects (from corpus(...)), got str"),
-    ("align_labels: a word id past the labels", lambda: heads.align_labels([None, 0, 3, None], [1, 2]), ValueError,
+    ("align_labels: a word id past the labels", lambda: task_heads.align_labels([None, 0, 3, None], [1, 2]), ValueError,
      "expected word ids between 0 and 1"),
-    ("classification_head: numpy hidden states", lambda: heads.classification_head(
+    ("classification_head: numpy hidden states", lambda: task_heads.classification_head(
         np.ones((1, 2, 4)), *[torch.ones(s) for s in [(4, 4), (4,), (2, 4), (2,)]]), TypeError,
      "expected hidden_states to be a torch tensor"),
-    ("classification_head: (B, D) hidden states", lambda: heads.classification_head(
+    ("classification_head: (B, D) hidden states", lambda: task_heads.classification_head(
         torch.ones(1, 4), *[torch.ones(s) for s in [(4, 4), (4,), (2, 4), (2,)]]), ValueError,
      "expected hidden_states of shape (B, T, D)"),
-    ("head_weights: a masked LM", lambda: heads.head_weights(tiny_student()), TypeError,
+    ("head_weights: a masked LM", lambda: task_heads.head_weights(tiny_student()), TypeError,
      "expected a DistilBertForSequenceClassification"),
-    ("tag_accuracy: empty", lambda: heads.tag_accuracy(tiny_student(), EMPTY, 0), ValueError, "at least one sentence"),
+    ("tag_accuracy: empty", lambda: task_heads.tag_accuracy(tiny_student(), EMPTY, 0), ValueError, "at least one sentence"),
     ("distillation_loss: (B, T, V) logits", lambda: distill.distillation_loss(torch.ones(2, 3, 5), torch.ones(2, 3, 5)),
      ValueError, "use .reshape(-1, V)"),
     ("distillation_loss: T=0", lambda: distill.distillation_loss(torch.ones(2, 5), torch.ones(2, 5), 0), ValueError,

@@ -48,7 +48,7 @@ def _cross_entropy_minus_entropy(s, t, T):
     return (cross_entropy - entropy) * T**2
 
 
-def _in_place(s, t, T):
+def distillation_loss_in_place(s, t, T):
     s /= T
     t /= T
     return F.kl_div(s.log_softmax(-1), t.softmax(-1), reduction="sum") / s.shape[0] * T**2

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import attention, checks, heads, masking, positional
+from course_utils import attention, checks, masking, positional, task_heads
 from course_utils.checks import engine
-from tests.test_checks_distill import _in_place as distillation_loss_in_place
-from tests.test_checks_heads import _consumes_its_input, _sequential
+from tests.test_checks_distill import distillation_loss_in_place
 from tests.test_checks_positional import list_of_lists
+from tests.test_checks_task_heads import align_labels_consuming_its_input, classification_head_sequential
 
 SOFTMAX_PASS = "✓ softmax: all 7 cases pass.\n"
 
@@ -118,7 +118,7 @@ def test_the_state_is_restored_when_the_function_fails_too(capsys):
     (checks.check_add_positions, lambda embeddings, table: np.add(embeddings, table[: len(embeddings)], out=embeddings),
      "add_positions changed its input `embeddings` in place"),
     (checks.check_distillation_loss, distillation_loss_in_place, "changed its input `s` in place"),
-    (checks.check_align_labels, _consumes_its_input, "align_labels changed its input `word_ids` in place"),
+    (checks.check_align_labels, align_labels_consuming_its_input, "align_labels changed its input `word_ids` in place"),
 ], ids=["numpy out=", "np.add out=", "torch /=", "list.pop"])
 def test_a_function_that_changes_its_inputs_fails(checker, fn, words):
     with pytest.raises(AssertionError, match=words + r".*re-running a cell gives other numbers"):
@@ -157,7 +157,7 @@ def test_a_float_index_list_where_integers_belong_is_refused_in_the_padding_exer
 
 
 @pytest.mark.parametrize("checker, fn", [
-    (checks.check_classification_head, _sequential),
+    (checks.check_classification_head, classification_head_sequential),
 ], ids=["nn.Sequential"])
 def test_a_function_that_draws_random_weights_passes_and_the_draws_do_not_leak(checker, fn, capsys):
     torch.manual_seed(0)
@@ -182,4 +182,4 @@ def test_kind_problem_is_silent_for_right_kinds():
     assert engine.kind_problem((np.ones(2), np.zeros(2)), (np.ones(2), np.zeros(2))) is None
     assert engine.kind_problem(np.int64(3), 3) is None and engine.kind_problem([0, 2], [0, 2]) is None
     assert "booleans" in engine.kind_problem(np.ones(3, dtype=int), np.ones(3, dtype=bool))
-    assert heads and masking and positional  # the modules whose checkers are exercised above
+    assert task_heads and masking and positional  # the modules whose checkers are exercised above

@@ -195,9 +195,36 @@ def test_setup_notebook_seeds_sets_the_renderer_and_prints_nothing(capsys):
 @pytest.mark.parametrize("watched", [False, True])
 def test_setup_notebook_hides_hugging_face_progress_bars_only_when_nobody_watches(monkeypatch, watched):
     """Executed by a tool, "Loading weights" bars would land on a committed notebook's stderr."""
-    from course_utils import widgets
-
     monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
-    monkeypatch.setattr(widgets, "interactive_frontend", lambda: watched)
+    monkeypatch.setattr(env, "interactive_frontend", lambda: watched)
     env.setup_notebook()
     assert os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS") == (None if watched else "1")
+
+
+# --------------------------------------------------------------------------------------------
+# Who is watching: a person (the live explorers) or an executor (their kernel-free twins)
+
+
+def test_interactive_frontend_is_false_outside_a_kernel(monkeypatch):
+    monkeypatch.delenv(env.LIVE_WIDGETS_ENV, raising=False)
+    assert env.interactive_frontend() is False
+
+
+@pytest.mark.parametrize("allow_stdin, expected", [(True, True), (False, False)])
+def test_interactive_frontend_follows_the_front_ends_allow_stdin(monkeypatch, allow_stdin, expected):
+    monkeypatch.delenv(env.LIVE_WIDGETS_ENV, raising=False)
+    shell = types.SimpleNamespace(kernel=types.SimpleNamespace(_allow_stdin=allow_stdin))
+    monkeypatch.setattr("IPython.get_ipython", lambda: shell)
+    assert env.interactive_frontend() is expected
+
+
+@pytest.mark.parametrize("value, expected", [("1", True), ("0", False)])
+def test_the_environment_can_force_live_or_twin(monkeypatch, value, expected):
+    monkeypatch.setenv(env.LIVE_WIDGETS_ENV, value)
+    assert env.interactive_frontend() is expected
+
+
+def test_a_bad_environment_value_is_refused(monkeypatch):
+    monkeypatch.setenv(env.LIVE_WIDGETS_ENV, "yes")
+    with pytest.raises(ValueError, match="expected COURSE_UTILS_LIVE_WIDGETS to be 0 or 1"):
+        env.interactive_frontend()

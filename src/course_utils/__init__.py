@@ -1,8 +1,42 @@
 """course_utils: the shared package of "Attention, step by step — from RNNs to DistilBERT".
 
-One module per idea, in lesson order: ``env`` (set-up), ``data`` (the running example),
-``plots`` (figures), ``tables`` (labelled text tables), ``rnn`` (lesson 01), ``checks`` (exercise
-checkers), ``book`` (the Sphinx extension behind the site); ``authoring`` holds instructor tools.
+One module per idea, in lesson order; each module's docstring says more. "used" names the lessons
+that use a module, first to last (a later lesson may reuse an earlier one's module).
+
+=====================  =====  ========================================================
+module                 used   what it holds
+=====================  =====  ========================================================
+``env``                00-08  seeds, device, Colab and hub detection, setup_notebook
+``data``               00-08  the running example "I love NLP", the course corpus
+``plots``              00-08  plotly figure builders, one palette, the course renderer
+``tables``             01-08  labelled text tables of vectors
+``quiz``               01-08  the self-check quiz at the end of a lesson
+``checks``             00-08  exercise checkers, one module per topic
+``versions``           00     supported and installed package versions
+``rnn``                01-04  numpy RNN, LSTM, BiLSTM
+``compare``            01     RNN, LSTM, BiLSTM and an encoder block, side by side
+``tokenization``       02-08  the bundled WordPiece tokenizer, the hub fallback
+``embeddings``         02     the embedding lookup
+``positional``         03-05  sinusoidal and learned position encodings
+``attention``          03-06  scaled dot-product and multi-head attention
+``masking``            05-07  padding and causal masks, MLM masking
+``hf_reference``       05     Hugging Face's own mask functions, across releases
+``encoder``            06     DistilBERT from scratch, Hugging Face's weights
+``costs``              06     what training costs: activations, optimiser, backward
+``training``           02-08  training steps and loops, metrics
+``models``             01-08  the bundled teacher and students, hub models
+``distill``            07-08  distillation losses, the student, its training
+``sizes``              07-08  parameter counts from model configs
+``task_heads``         08     classification head, word labels on WordPiece tokens
+``inference``          08     int8 quantisation, bf16, size on disk
+``widgets``            03-07  explorers: live ipywidgets and kernel-free twins
+``figures``            03-07  each lesson's own figures and explorers
+``validation``         all    the argument checks every module shares
+``bundle``             all    the bundled assets on disk, checked by sha256
+``course_map``         intro  the course map of the introduction
+``book``               site   the Sphinx extension behind the site
+``authoring``          -      instructor tools: execute, sync, handouts, scaffold
+=====================  =====  ========================================================
 """
 
 from . import env, plots

@@ -493,7 +493,7 @@ def distil(
     student.train()
     teacher.eval()
     batches = training.mlm_batches(encoded, tokenizer, steps=steps, batch_size=batch_size, seed=seed)
-    with training._progress(steps, "distillation", progress) as bar:
+    with training.progress_bar(steps, "distillation", progress) as bar:
         for step, batch in enumerate(batches):
             loss = distillation_step(
                 teacher, student, batch, optimizer,

@@ -1,4 +1,4 @@
-"""The notebook environment: seeds, device, Colab and hub detection, notebook set-up.
+"""The notebook environment: seeds, device, Colab and hub detection, who is watching, notebook set-up.
 
 Every lesson's first code cell calls :func:`setup_notebook`. It is the only place where the
 course touches global state (random seeds, the default plotly renderer, display options), so a
@@ -17,6 +17,7 @@ import numpy as np
 
 DEFAULT_SEED = 0
 HUB_HOST = "huggingface.co"
+LIVE_WIDGETS_ENV = "COURSE_UTILS_LIVE_WIDGETS"  # "1": always the live app, "0": always the twin
 
 
 def seed_everything(seed: int = DEFAULT_SEED) -> int:
@@ -59,6 +60,39 @@ def device(prefer: str = "auto") -> "torch.device":  # noqa: F821 - torch import
 def in_colab() -> bool:
     """True when running inside Google Colab."""
     return "google.colab" in sys.modules
+
+
+def interactive_frontend() -> bool:
+    """Whether a person is running this notebook in a front end that shows ipywidgets.
+
+    True inside a Jupyter kernel whose current cell was sent by a front end that accepts keyboard
+    input (JupyterLab, Notebook, VS Code, Colab send ``allow_stdin=True``); False in plain Python and
+    when an executor runs the notebook (nbclient, hence the lesson executor and ``jupyter-book``,
+    and ``nbval`` send ``allow_stdin=False``). The environment variable ``COURSE_UTILS_LIVE_WIDGETS``
+    overrides it: ``1`` forces the live app, ``0`` the kernel-free twin.
+    """
+    override = os.environ.get(LIVE_WIDGETS_ENV, "").strip()
+    if override:
+        if override not in ("0", "1"):
+            raise ValueError(f"expected {LIVE_WIDGETS_ENV} to be 0 or 1 (or unset), got {override!r}")
+        return override == "1"
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return False
+    kernel = getattr(get_ipython(), "kernel", None)  # None outside a Jupyter kernel
+    return bool(getattr(kernel, "_allow_stdin", False))
+
+
+def enable_colab_widgets() -> None:
+    """In Colab, turn on its custom widget manager, which ipywidgets 8 needs there; elsewhere nothing.
+
+    Every live explorer calls it before showing its widgets.
+    """
+    if in_colab():  # pragma: no cover - needs Colab
+        from google.colab import output
+
+        output.enable_custom_widget_manager()
 
 
 def _env_says_offline() -> bool:
@@ -127,11 +161,11 @@ def setup_notebook(seed: int = DEFAULT_SEED) -> None:
     It prints nothing, so its output is the same on every machine; the welcome lesson shows the
     environment (versions, device, hub) explicitly.
     """
-    from . import plots, widgets
+    from . import plots
 
     seed_everything(seed)
     plots.use_course_renderer()
-    if not widgets.interactive_frontend():  # read by huggingface_hub and transformers when imported
+    if not interactive_frontend():  # read by huggingface_hub and transformers when imported
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     np.set_printoptions(precision=4, suppress=True, linewidth=100)
     try:

@@ -136,7 +136,7 @@ def heatmap(
         blocked = _blocked_cells(blocked, z.shape)
         z = np.where(blocked, np.nan, z)  # a gap: no colour, no text, not in the colour scale
     # Plotly needs unique category labels; repeated tokens ("the ... the") get a position suffix.
-    xs, ys = _unique_labels(x_labels), _unique_labels(y_labels)
+    xs, ys = unique_labels(x_labels), unique_labels(y_labels)
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -200,7 +200,11 @@ def blocked_cells_trace(blocked, x: Sequence[str], y: Sequence[str], *, text: st
     )
 
 
-def _unique_labels(labels: Sequence[str]) -> list[str]:
+def unique_labels(labels: Sequence[str]) -> list[str]:
+    """``labels`` made distinct for plotly's category axes, by position only where one repeats.
+
+    ``["the", "cat", "the"]`` -> ``["the (0)", "cat (1)", "the (2)"]``; distinct labels stay as they are.
+    """
     labels = [str(label) for label in labels]
     if len(set(labels)) == len(labels):
         return labels

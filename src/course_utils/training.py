@@ -176,7 +176,8 @@ class History:
             self.losses.setdefault(name, []).append(float(value))
 
 
-def _progress(total: int, description: str, show: bool):
+def progress_bar(total: int, description: str, show: bool):
+    """A tqdm bar of ``total`` steps for a training loop, drawn only when ``show`` (left off the screen after)."""
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=description, disable=not show, leave=False, mininterval=1.0)
@@ -305,7 +306,7 @@ def train_mlm(
     optimizer, schedule = optimiser(model, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay)
     history = History()
     model.train()
-    with _progress(steps, "masked-LM pre-training", progress) as bar:
+    with progress_bar(steps, "masked-LM pre-training", progress) as bar:
         batches = mlm_batches(encoded, tokenizer, steps=steps, batch_size=batch_size, seed=seed)
         for step, (_, attention_mask, masked, labels) in enumerate(batches):
             loss = model(input_ids=masked, attention_mask=attention_mask, labels=labels).loss
@@ -357,7 +358,7 @@ def train_classifier(
                                     schedule=schedule, decay=decay)
     history = History()
     model.train()
-    with _progress(steps, "fine-tuning", progress) as bar:
+    with progress_bar(steps, "fine-tuning", progress) as bar:
         for step, indices in enumerate(step_batches(len(encoded.ids), batch_size, seed, steps)):
             input_ids, attention_mask = pad([encoded.ids[i] for i in indices], pad_id)
             labels = label_tensor([encoded.labels[i] for i in indices])

@@ -51,11 +51,11 @@ from .engine import (
     run_checks,
     success_message,
 )
-from .heads import check_align_labels, check_classification_head
 from .masking import check_causal_mask, check_padding_mask
 from .mlm import check_mlm_mask
 from .positional import check_add_positions, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
+from .task_heads import check_align_labels, check_classification_head
 from .tokens import check_embedding_lookup, check_frame_tokens, check_pad_batch
 from .training import check_train_step
 

@@ -1,4 +1,4 @@
-"""Lesson 04's one-token figure and explorer in course_utils.widgets: the scores, weights and
+"""Lesson 04's one-token figure and explorer in course_utils.figures: the scores, weights and
 stacked weighted values are those of scaled dot-product attention, the axes stay put, bad inputs
 get clear errors, and the kernel-free twin replays the drawing function."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course_utils import attention, widgets
-from tests.test_widgets import _assert_twin_replays_draw
+from course_utils import attention, figures
+from tests.explorer_cases import assert_twin_replays_draw
 
 TOKENS = ["[CLS]", "i", "love", "nlp", "[SEP]"]
 RNG = np.random.default_rng(3)
@@ -22,7 +22,7 @@ def as_array(values) -> np.ndarray:
 
 @pytest.mark.parametrize("query", range(5))
 def test_the_panels_are_the_steps_of_scaled_dot_product_attention(query):
-    fig = widgets.qkv_token_figure(Q, K, V, TOKENS, query)
+    fig = figures.qkv_token_figure(Q, K, V, TOKENS, query)
     scores, weights, *stacked, output = fig.data
     outputs, expected_weights = attention.scaled_dot_product_attention(Q, K, V)
     np.testing.assert_allclose(as_array(scores.y), K @ Q[query] / 2.0, rtol=1e-3)
@@ -40,26 +40,26 @@ def test_the_panels_are_the_steps_of_scaled_dot_product_attention(query):
 
 
 def test_the_axes_cover_every_query_and_do_not_move():
-    figures = [widgets.qkv_token_figure(Q, K, V, TOKENS, i) for i in range(5)]
-    ranges = {(tuple(f.layout.yaxis.range), tuple(f.layout.yaxis3.range)) for f in figures}
+    drawn = [figures.qkv_token_figure(Q, K, V, TOKENS, i) for i in range(5)]
+    ranges = {(tuple(f.layout.yaxis.range), tuple(f.layout.yaxis3.range)) for f in drawn}
     assert len(ranges) == 1
     (score_range, value_range), = ranges
-    for fig in figures:
+    for fig in drawn:
         assert score_range[0] <= min(fig.data[0].y) and max(fig.data[0].y) <= score_range[1]
         ys = np.array([as_array(b.y) for b in fig.data[2:-1]])  # (T, d_v)
         assert value_range[0] <= np.where(ys < 0, ys, 0).sum(0).min()
         assert np.where(ys > 0, ys, 0).sum(0).max() <= value_range[1]
-    assert tuple(figures[0].layout.yaxis2.range) == (0, 1.02)
+    assert tuple(drawn[0].layout.yaxis2.range) == (0, 1.02)
 
 
 def test_the_explorer_offers_every_token_and_its_twin_replays_draw():
-    explorer = widgets.qkv_explorer(Q, K, V, TOKENS, default=2)
+    explorer = figures.qkv_explorer(Q, K, V, TOKENS, default=2)
     (control,) = explorer.controls
     assert control.labels() == [f"{i}: {t}" for i, t in enumerate(TOKENS)]
     twin = explorer.static()
     (menu,) = twin.layout.updatemenus
     assert menu.active == 2
-    _assert_twin_replays_draw(explorer, [button.to_plotly_json() for button in menu.buttons])
+    assert_twin_replays_draw(explorer, [button.to_plotly_json() for button in menu.buttons])
 
 
 @pytest.mark.parametrize(
@@ -74,4 +74,4 @@ def test_the_explorer_offers_every_token_and_its_twin_replays_draw():
 )
 def test_bad_inputs_get_clear_errors(arguments, message):
     with pytest.raises(ValueError, match=message):
-        widgets.qkv_token_figure(*arguments)
+        figures.qkv_token_figure(*arguments)

@@ -1,6 +1,6 @@
 """Checkers of lesson 08: DistilBERT's classification head, and word labels aligned to WordPiece tokens.
 
-The references are :func:`course_utils.heads.classification_head` and :func:`course_utils.heads.align_labels`.
+The references are :func:`course_utils.task_heads.classification_head` and :func:`course_utils.task_heads.align_labels`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from .. import data, heads, tokenization
+from .. import data, task_heads, tokenization
 from .attention import as_float_array, close_values, describe
 from .engine import Case, Exercise, Mistake, Symptom, require_callable, run_checks
 
@@ -171,7 +171,7 @@ def _head_case(name: str, generator: torch.Generator, b: int, t: int, d: int, c:
         return scale * torch.randn(*shape, generator=generator, dtype=torch.float64)
 
     args = (draw(b, t, d), draw(d, d, scale=d**-0.5), draw(d, scale=0.5), draw(c, d, scale=d**-0.5), draw(c, scale=0.5))
-    expected = heads.classification_head(*args).numpy()
+    expected = task_heads.classification_head(*args).numpy()
     return Case(name, tuple(a.to(dtype) for a in args), expected)
 
 
@@ -179,7 +179,7 @@ def check_classification_head(fn: Callable[..., Any]) -> None:
     """Check a learner's ``classification_head(hidden_states, pre_classifier_weight, pre_classifier_bias,
     classifier_weight, classifier_bias) -> logits (B, C)``.
 
-    The reference is :func:`course_utils.heads.classification_head`: ``ReLU(h Wₚᵀ + bₚ) Wᵀ + b`` with
+    The reference is :func:`course_utils.task_heads.classification_head`: ``ReLU(h Wₚᵀ + bₚ) Wᵀ + b`` with
     ``h = hidden_states[:, 0]``, the weights in ``nn.Linear``'s layout ``(out, in)``. Random torch tensors
     (non-symmetric weights, non-zero biases), float32 except one float64 case. Six cases: C ≠ D (two
     shapes), one sentence (B = 1), one token (T = 1: every pooling gives the same vector), more classes
@@ -201,7 +201,7 @@ def check_classification_head(fn: Callable[..., Any]) -> None:
 # --------------------------------------------------------------------------------------------
 # Word labels aligned to WordPiece tokens
 
-IGNORE = heads.IGNORE_INDEX
+IGNORE = task_heads.IGNORE_INDEX
 
 
 def _label_values(result: Any) -> list:
@@ -256,11 +256,11 @@ def _wrapped_previous(word_ids, word_labels):
 
 
 def _shift_left(word_ids, word_labels):
-    return heads.align_labels(word_ids, word_labels)[1:] + [IGNORE]
+    return task_heads.align_labels(word_ids, word_labels)[1:] + [IGNORE]
 
 
 def _shift_right(word_ids, word_labels):
-    return [IGNORE] + heads.align_labels(word_ids, word_labels)[:-1]
+    return [IGNORE] + task_heads.align_labels(word_ids, word_labels)[:-1]
 
 
 def _specials(result, case) -> list[int]:
@@ -281,7 +281,7 @@ _ALIGN_LABELS = Exercise(
         Mistake(
             "every piece of a word is labelled: only the first piece gets the word's label; later ## pieces get "
             "-100, so that each word is counted once by the loss and the accuracy.",
-            lambda ids, labels: heads.align_labels(ids, labels, every_piece=True),
+            lambda ids, labels: task_heads.align_labels(ids, labels, every_piece=True),
         ),
         Mistake(
             "the special tokens have the label 0: 0 is a real label (here the tag DET), so the loss would learn "
@@ -388,7 +388,7 @@ def _tokenized_case() -> tuple[str, list, list[int]]:
 def check_align_labels(fn: Callable[[Sequence[int | None], Sequence[int]], Any]) -> None:
     """Check a learner's ``align_labels(word_ids, word_labels) -> list[int]``, one label per token.
 
-    The reference is :func:`course_utils.heads.align_labels`: the first piece of each word gets the
+    The reference is :func:`course_utils.task_heads.align_labels`: the first piece of each word gets the
     word's label, later pieces and special tokens (word id None) get -100. Seven cases: no word split,
     words split into 2 and 3 pieces, padding, a one-word sentence, labels that are all 0 or 1 (0 is a
     real label, DET), a word in pieces without special tokens (its first token has no predecessor),
@@ -419,5 +419,5 @@ def check_align_labels(fn: Callable[[Sequence[int | None], Sequence[int]], Any])
     }
     name, word_ids, word_labels = _tokenized_case()
     examples[name] = (word_ids, word_labels)
-    cases = [Case(n, (ids, labels), heads.align_labels(ids, labels)) for n, (ids, labels) in examples.items()]
+    cases = [Case(n, (ids, labels), task_heads.align_labels(ids, labels)) for n, (ids, labels) in examples.items()]
     run_checks(_ALIGN_LABELS, fn, cases)

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from course_utils import checks, heads
+from course_utils import checks, task_heads
 from tests.checker_cases import rejects as _rejects
 from tests.checker_cases import stub as _stub
 
@@ -33,7 +33,7 @@ def _functional(hidden, wp, bp, w, b):
     return F.linear(F.relu(F.linear(hidden[:, 0, :], wp, bp)), w, b)
 
 
-def _sequential(hidden, wp, bp, w, b):
+def classification_head_sequential(hidden, wp, bp, w, b):
     pre, classifier = nn.Linear(wp.shape[1], wp.shape[0]), nn.Linear(w.shape[1], w.shape[0])
     head = nn.Sequential(pre, nn.ReLU(), nn.Dropout(0.2), classifier).to(hidden.dtype).eval()
     with torch.no_grad():
@@ -64,7 +64,7 @@ CORRECT_HEADS = {
     "F.linear": _functional,
     "numpy in float64": _float64_numpy,
     "einsum and clamp": _einsum,
-    "the package's reference": heads.classification_head,
+    "the package's reference": task_heads.classification_head,
 }
 
 
@@ -214,7 +214,7 @@ def _torch_result(word_ids, word_labels):
     return torch.tensor(_loop(word_ids, word_labels))
 
 
-def _consumes_its_input(word_ids, word_labels):
+def align_labels_consuming_its_input(word_ids, word_labels):
     labels = []
     previous = None
     while word_ids:  # empties the list it was given
@@ -231,7 +231,7 @@ CORRECT_ALIGNS = {
     "numpy, returning an array": _numpy_result,
     "a tuple of numpy integers": _tuple_of_numpy_ints,
     "a torch tensor": _torch_result,
-    "the package's reference": heads.align_labels,
+    "the package's reference": task_heads.align_labels,
 }
 
 

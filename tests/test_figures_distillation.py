@@ -1,4 +1,4 @@
-"""Lesson 07's temperature figure and explorer in course_utils.widgets: the softened distribution
+"""Lesson 07's temperature figure and explorer in course_utils.figures: the softened distribution
 equals torch's softmax of logits / T, the ranking and the axes stay put, the entropy grows with T,
 and the kernel-free twin replays the drawing function."""
 
@@ -12,8 +12,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_utils import widgets
-from tests.test_widgets import _assert_twin_replays_draw
+from course_utils import figures
+from tests.explorer_cases import assert_twin_replays_draw
 
 LOGITS = np.array([4.0, 1.5, 3.0, -2.0, 0.5, 2.0, -1.0, 0.0])  # (V,) = (8,)
 LABELS = ["cat", "dog", "owl", "the", "runs", "fox", ".", "happy"]
@@ -22,16 +22,16 @@ LABELS = ["cat", "dog", "owl", "the", "runs", "fox", ".", "happy"]
 def test_softened_is_torchs_softmax_of_logits_over_t():
     for t in (0.25, 1.0, 2.0, 7.5):
         expected = torch.softmax(torch.tensor(LOGITS) / t, dim=-1).numpy()
-        np.testing.assert_allclose(widgets.softened(LOGITS, t), expected, rtol=1e-12)
-    assert np.allclose(widgets.softened([1000.0, 1000.0], 1.0), [0.5, 0.5])  # stable, no overflow
+        np.testing.assert_allclose(figures.softened(LOGITS, t), expected, rtol=1e-12)
+    assert np.allclose(figures.softened([1000.0, 1000.0], 1.0), [0.5, 0.5])  # stable, no overflow
 
 
 def test_entropy_in_nats_from_zero_to_ln_v():
-    assert widgets.entropy([1.0, 0.0, 0.0]) == 0.0
-    assert widgets.entropy(np.full(8, 1 / 8)) == pytest.approx(math.log(8))
-    p = widgets.softened(LOGITS, 2.0)
+    assert figures.entropy([1.0, 0.0, 0.0]) == 0.0
+    assert figures.entropy(np.full(8, 1 / 8)) == pytest.approx(math.log(8))
+    p = figures.softened(LOGITS, 2.0)
     expected = torch.distributions.Categorical(probs=torch.tensor(p)).entropy().item()
-    assert widgets.entropy(p) == pytest.approx(expected, rel=1e-12)
+    assert figures.entropy(p) == pytest.approx(expected, rel=1e-12)
 
 
 @settings(max_examples=40, deadline=None)
@@ -42,20 +42,20 @@ def test_entropy_in_nats_from_zero_to_ln_v():
 )
 def test_entropy_never_falls_as_the_temperature_rises(logits, t, factor):
     """Raising T flattens the distribution: the entropy grows (or stays, for equal logits)."""
-    low, high = widgets.softened(logits, t), widgets.softened(logits, t * factor)
-    assert widgets.entropy(high) >= widgets.entropy(low) - 1e-9
-    assert widgets.entropy(high) <= math.log(len(logits)) + 1e-9
+    low, high = figures.softened(logits, t), figures.softened(logits, t * factor)
+    assert figures.entropy(high) >= figures.entropy(low) - 1e-9
+    assert figures.entropy(high) <= math.log(len(logits)) + 1e-9
 
 
 def test_figure_draws_the_top_tokens_then_the_rest_and_the_t1_reference():
-    fig = widgets.temperature_figure(LOGITS, LABELS, 2.0, top_k=3)
+    fig = figures.temperature_figure(LOGITS, LABELS, 2.0, top_k=3)
     bars, reference = fig.data
     assert list(bars.x) == ["cat", "owl", "fox", "5 others"]  # highest logit first
-    p = widgets.softened(LOGITS, 2.0)
+    p = figures.softened(LOGITS, 2.0)
     expected = [p[0], p[2], p[5], 1 - p[0] - p[2] - p[5]]
     np.testing.assert_allclose(np.array(bars.y, dtype=float), expected, rtol=1e-3)
     assert sum(bars.y) == pytest.approx(1.0, abs=1e-3)
-    q = widgets.softened(LOGITS, 1.0)
+    q = figures.softened(LOGITS, 1.0)
     np.testing.assert_allclose(
         np.array(reference.y, dtype=float), [q[0], q[2], q[5], 1 - q[[0, 2, 5]].sum()], rtol=1e-3
     )
@@ -64,17 +64,17 @@ def test_figure_draws_the_top_tokens_then_the_rest_and_the_t1_reference():
 
 
 def test_the_ranking_and_the_layout_do_not_move_with_t():
-    figures = [widgets.temperature_figure(LOGITS, LABELS, t, top_k=4) for t in (0.5, 1.0, 5.0)]
-    assert all(list(f.data[0].x) == list(figures[0].data[0].x) for f in figures)
-    tops = [f.data[0].y[0] for f in figures]
+    drawn = [figures.temperature_figure(LOGITS, LABELS, t, top_k=4) for t in (0.5, 1.0, 5.0)]
+    assert all(list(f.data[0].x) == list(drawn[0].data[0].x) for f in drawn)
+    tops = [f.data[0].y[0] for f in drawn]
     assert tops[0] > tops[1] > tops[2]  # the top token's probability falls as T rises
 
 
 def test_explorer_twin_replays_the_figure_at_every_temperature():
-    explorer = widgets.temperature_explorer(LOGITS, LABELS, temperatures=(0.5, 1.0, 2.0, 4.0), top_k=5)
+    explorer = figures.temperature_explorer(LOGITS, LABELS, temperatures=(0.5, 1.0, 2.0, 4.0), top_k=5)
     twin = explorer.static()
     (slider,) = twin.layout.sliders
-    _assert_twin_replays_draw(explorer, [step.to_plotly_json() for step in slider.steps])
+    assert_twin_replays_draw(explorer, [step.to_plotly_json() for step in slider.steps])
     assert slider.active == 1 and slider.currentvalue.prefix == "temperature T: "
     assert twin.layout.title.text == explorer.figure(temperature=1.0).layout.title.text
 
@@ -83,16 +83,20 @@ def test_explorer_twin_replays_the_figure_at_every_temperature():
     "call, message",
     [
         (
-            lambda: widgets.temperature_figure(LOGITS[None], LABELS, 1.0),
+            lambda: figures.temperature_figure(LOGITS[None], LABELS, 1.0),
             r"shape \(V,\) with V >= 2, got shape \(1, 8\)",
         ),
-        (lambda: widgets.temperature_figure(LOGITS, LABELS[:3], 1.0), "one label per logit: 8 logits, got 3 labels"),
-        (lambda: widgets.temperature_figure(LOGITS, LABELS, 0.0), "expected temperature > 0"),
-        (lambda: widgets.temperature_figure(LOGITS, LABELS, float("inf")), "expected a finite temperature"),
-        (lambda: widgets.temperature_figure(LOGITS, LABELS, 1.0, top_k=8), r"top_k to be an integer in 1 \.\. V-1 = 7"),
-        (lambda: widgets.temperature_figure([1.0, np.nan], ["a", "b"], 1.0), "expected finite logits"),
-        (lambda: widgets.temperature_explorer(LOGITS, LABELS, temperatures=(2.0, 1.0)), "expected increasing"),
-        (lambda: widgets.temperature_explorer(LOGITS, LABELS, default=5.0), "expected the default of control"),
+        (lambda: figures.temperature_figure(LOGITS, LABELS[:3], 1.0), "one label per logit: 8 logits, got 3 labels"),
+        (lambda: figures.temperature_figure(LOGITS, LABELS, 0.0), "expected temperature to be a finite number > 0"),
+        (
+            lambda: figures.temperature_figure(LOGITS, LABELS, float("inf")),
+            "expected temperature to be a finite number > 0, got inf",
+        ),
+        (lambda: figures.softened(LOGITS, -1), "expected temperature to be a finite number > 0, got -1"),
+        (lambda: figures.temperature_figure(LOGITS, LABELS, 1.0, top_k=8), r"top_k to be an integer in 1 \.\. V-1 = 7"),
+        (lambda: figures.temperature_figure([1.0, np.nan], ["a", "b"], 1.0), "expected finite logits"),
+        (lambda: figures.temperature_explorer(LOGITS, LABELS, temperatures=(2.0, 1.0)), "expected increasing"),
+        (lambda: figures.temperature_explorer(LOGITS, LABELS, default=5.0), "expected the default of control"),
     ],
 )
 def test_bad_inputs_are_refused_with_what_was_expected(call, message):

@@ -1,4 +1,4 @@
-"""Tests of course_utils.heads: the classification head against Hugging Face's, word labels on WordPiece
+"""Tests of course_utils.task_heads: the classification head against Hugging Face's, word labels on WordPiece
 tokens, the tagging data, the tagger's accuracy; and training.label_tensor / train_classifier for
 token classification.
 
@@ -28,9 +28,9 @@ from transformers import (
     DistilBertForTokenClassification,
 )
 
-from course_utils import data, heads, models, training
+from course_utils import data, models, task_heads, training
 
-IGNORE = heads.IGNORE_INDEX
+IGNORE = task_heads.IGNORE_INDEX
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -60,7 +60,7 @@ def _batch(vocab: int = 50, seed: int = 1):
 def _head_and_logits(model, input_ids, attention_mask):
     with torch.no_grad():
         output = model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
-        return heads.classification_head(output.hidden_states[-1], **heads.head_weights(model)), output.logits
+        return task_heads.classification_head(output.hidden_states[-1], **task_heads.head_weights(model)), output.logits
 
 
 # --------------------------------------------------------------------------------------------
@@ -89,13 +89,13 @@ def test_classification_head_equals_the_bundled_students_logits(tokenizer):
 def test_only_the_first_position_counts():
     generator = torch.Generator().manual_seed(0)
     hidden = torch.randn(3, 5, 6, generator=generator, dtype=torch.float64)
-    weights = heads.head_weights(tiny_distilbert(dim=6, n_heads=2, num_labels=4).double())
+    weights = task_heads.head_weights(tiny_distilbert(dim=6, n_heads=2, num_labels=4).double())
     changed = hidden.clone()
     changed[:, 1:] = torch.randn(3, 4, 6, generator=generator, dtype=torch.float64)
-    assert torch.equal(heads.classification_head(hidden, **weights), heads.classification_head(changed, **weights))
+    assert torch.equal(task_heads.classification_head(hidden, **weights), task_heads.classification_head(changed, **weights))
     changed[:, 0] += 1.0
     assert not torch.allclose(
-        heads.classification_head(hidden, **weights), heads.classification_head(changed, **weights)
+        task_heads.classification_head(hidden, **weights), task_heads.classification_head(changed, **weights)
     )
 
 
@@ -105,7 +105,7 @@ def test_the_relu_matters_so_the_parity_test_can_fail():
     input_ids, attention_mask = _batch()
     with torch.no_grad():
         output = model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
-    w = heads.head_weights(model)
+    w = task_heads.head_weights(model)
     pooled = output.hidden_states[-1][:, 0] @ w["pre_classifier_weight"].T + w["pre_classifier_bias"]
     for activation in (torch.tanh, lambda z: z):
         other = activation(pooled) @ w["classifier_weight"].T + w["classifier_bias"]
@@ -131,7 +131,7 @@ def test_classification_head_refuses_bad_shapes_saying_what_it_expected(position
     args = _good_args()
     args[position] = bad
     with pytest.raises(ValueError, match=message):
-        heads.classification_head(*args)
+        task_heads.classification_head(*args)
 
 
 @pytest.mark.parametrize("position", range(5))
@@ -140,12 +140,12 @@ def test_classification_head_refuses_what_is_not_a_tensor(position):
     args[position] = args[position].numpy()
     name = ["hidden_states", "pre_classifier_weight", "pre_classifier_bias", "classifier_weight", "classifier_bias"]
     with pytest.raises(TypeError, match=f"expected {name[position]} to be a torch tensor, got ndarray"):
-        heads.classification_head(*args)
+        task_heads.classification_head(*args)
 
 
 def test_head_weights_reads_the_four_tensors_of_the_head():
     model = tiny_distilbert()
-    weights = heads.head_weights(model)
+    weights = task_heads.head_weights(model)
     assert list(weights) == ["pre_classifier_weight", "pre_classifier_bias", "classifier_weight", "classifier_bias"]
     assert weights["pre_classifier_weight"].shape == (16, 16) and weights["classifier_weight"].shape == (3, 16)
     assert torch.equal(weights["classifier_bias"], model.classifier.bias)
@@ -161,7 +161,7 @@ def test_head_weights_of_another_model_raises_type_error(not_distilbert):
         "text": lambda: "distilbert",
     }[not_distilbert]()  # fmt: skip
     with pytest.raises(TypeError, match="expected a DistilBertForSequenceClassification, got"):
-        heads.head_weights(model)
+        task_heads.head_weights(model)
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,7 +183,7 @@ def tokenized_sentences(draw):
 @given(tokenized_sentences())
 def test_align_labels_labels_the_first_piece_of_each_word_once(sentence):
     word_ids, word_labels, pieces = sentence
-    labels = heads.align_labels(word_ids, word_labels)
+    labels = task_heads.align_labels(word_ids, word_labels)
     assert len(labels) == len(word_ids)
     assert all(label == IGNORE for label, w in zip(labels, word_ids) if w is None)
     for word, label in enumerate(word_labels):
@@ -197,7 +197,7 @@ def test_align_labels_labels_the_first_piece_of_each_word_once(sentence):
 @given(tokenized_sentences())
 def test_align_labels_every_piece_labels_all_the_pieces(sentence):
     word_ids, word_labels, _ = sentence
-    labels = heads.align_labels(word_ids, word_labels, every_piece=True)
+    labels = task_heads.align_labels(word_ids, word_labels, every_piece=True)
     assert labels == [IGNORE if w is None else word_labels[w] for w in word_ids]
 
 
@@ -216,21 +216,21 @@ def test_align_labels_matches_a_reading_of_the_tokens(tokenizer):
         expected = [IGNORE] * len(tokens)
         for position, label in zip(_first_pieces(tokens), word_labels, strict=True):
             expected[position] = label
-        assert heads.align_labels(encodings.word_ids(b), word_labels) == expected
+        assert task_heads.align_labels(encodings.word_ids(b), word_labels) == expected
         split += len(tokens) - tokens.count("[PAD]") - 2 > len(sentence.words)
     assert split >= 10  # the test means something: many sentences have a word in pieces
 
 
 def test_align_labels_accepts_tuples_and_numpy_integers():
     word_ids = (None, np.int64(0), np.int64(1), np.int64(1), None)
-    assert heads.align_labels(word_ids, np.array([3, 7])) == [IGNORE, 3, 7, IGNORE, IGNORE]
-    assert heads.align_labels([None, None], []) == [IGNORE, IGNORE]
+    assert task_heads.align_labels(word_ids, np.array([3, 7])) == [IGNORE, 3, 7, IGNORE, IGNORE]
+    assert task_heads.align_labels([None, None], []) == [IGNORE, IGNORE]
 
 
 @pytest.mark.parametrize("bad", [3, -1, 1.0, "0", True])
 def test_align_labels_refuses_word_ids_that_are_not_words(bad):
     with pytest.raises(ValueError, match=r"expected word ids between 0 and 2 \(one label per word\) or None, got"):
-        heads.align_labels([None, 0, bad, None], [5, 6, 7])
+        task_heads.align_labels([None, 0, bad, None], [5, 6, 7])
 
 
 # --------------------------------------------------------------------------------------------
@@ -239,7 +239,7 @@ def test_align_labels_refuses_word_ids_that_are_not_words(bad):
 
 def test_tagging_data_labels_the_first_piece_of_every_word_with_its_tag(tokenizer):
     sentences = data.corpus("test")[:20]
-    encoded = heads.tagging_data(sentences, tokenizer)
+    encoded = task_heads.tagging_data(sentences, tokenizer)
     assert len(encoded.ids) == len(encoded.labels) == 20
     for ids, labels, sentence in zip(encoded.ids, encoded.labels, sentences):
         assert ids == tokenizer(list(sentence.words), is_split_into_words=True)["input_ids"]
@@ -248,7 +248,7 @@ def test_tagging_data_labels_the_first_piece_of_every_word_with_its_tag(tokenize
         first = _first_pieces(tokens)
         assert sum(label != IGNORE for label in labels) == len(first) == len(sentence.words)
         assert [data.TAGS[labels[i]] for i in first] == list(sentence.tags)
-    every = heads.tagging_data(sentences, tokenizer, every_piece=True)
+    every = task_heads.tagging_data(sentences, tokenizer, every_piece=True)
     assert [sum(label != IGNORE for label in labels) for labels in every.labels] == [len(i) - 2 for i in every.ids]
 
 
@@ -270,7 +270,7 @@ def test_label_tensor_of_sentence_labels_and_of_token_labels():
 
 @pytest.fixture(scope="module")
 def tagging(tokenizer):
-    return heads.tagging_data(data.corpus("train")[:48], tokenizer)
+    return task_heads.tagging_data(data.corpus("train")[:48], tokenizer)
 
 
 def _tagger(tokenizer, seed=0):
@@ -326,14 +326,14 @@ def test_tag_accuracy_counts_the_labelled_tokens_by_hand(batch_size):
         labels=[[IGNORE, noun, verb, IGNORE], [IGNORE, adj, IGNORE], [IGNORE, adj, verb, verb, IGNORE]],
     )
     # predicted: noun ✓, 5 ✗ (verb); noun ✗ (adj); adj ✓, verb ✓, 7 ✗ (verb); padding and specials not counted
-    overall, per_tag = heads.tag_accuracy(_TagsFromIds(), encoded, pad_id=0, batch_size=batch_size)
+    overall, per_tag = task_heads.tag_accuracy(_TagsFromIds(), encoded, pad_id=0, batch_size=batch_size)
     assert overall == pytest.approx(3 / 6)
     assert per_tag == pytest.approx({"NOUN": 1.0, "VERB": 1 / 3, "ADJ": 1 / 2})
 
 
 def test_tag_accuracy_of_a_tagger_is_a_share_per_tag(tokenizer, tagging):
     model = _tagger(tokenizer)
-    overall, per_tag = heads.tag_accuracy(model, tagging, tokenizer.pad_token_id, batch_size=20)
+    overall, per_tag = task_heads.tag_accuracy(model, tagging, tokenizer.pad_token_id, batch_size=20)
     assert set(per_tag) <= set(data.TAGS) and all(0.0 <= a <= 1.0 for a in per_tag.values())
     right = total = 0
     with torch.no_grad():
@@ -348,7 +348,7 @@ def test_tag_accuracy_of_a_tagger_is_a_share_per_tag(tokenizer, tagging):
 
 def test_a_word_after_a_special_token_starts_again_as_in_hugging_faces_examples():
     """Sentence pairs repeat word ids after [SEP]: each sentence's first piece is labelled."""
-    assert heads.align_labels([None, 0, 1, 1, None, 0, 1, None], [7, 8]) == [-100, 7, 8, -100, -100, 7, 8, -100]
+    assert task_heads.align_labels([None, 0, 1, 1, None, 0, 1, None], [7, 8]) == [-100, 7, 8, -100, -100, 7, 8, -100]
 
 
 def test_tag_accuracy_refuses_a_set_without_labels():
@@ -357,7 +357,7 @@ def test_tag_accuracy_refuses_a_set_without_labels():
     )
     empty = training.Encoded(ids=[[2, 5, 3]], labels=[[-100, -100, -100]])
     with pytest.raises(ValueError, match="at least one labelled token"):
-        heads.tag_accuracy(model, empty, 0)
+        task_heads.tag_accuracy(model, empty, 0)
 
 
 def test_label_tensor_takes_arrays_and_empty_batches():

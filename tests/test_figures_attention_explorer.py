@@ -1,5 +1,5 @@
-"""Tests of course_utils.explore: reading a typed text safely, the attention maps, the pattern
-finder, and the explorer (its kernel-free twin replays the per-layer figure for every pair
+"""Tests of lesson 06's course_utils.figures.pattern_finder and .attention_explorer: reading a typed
+text safely, the attention maps, the pattern finder, and the explorer (its kernel-free twin replays the per-layer figure for every pair
 (example, layer); its live app redraws and shows bad input as a message).
 
 The model is a tiny random BERT on the bundled course tokenizer, read through
@@ -16,7 +16,7 @@ import torch
 from plotly.utils import PlotlyJSONEncoder
 from transformers import BertConfig, BertModel
 
-from course_utils import explore, tokenization
+from course_utils import figures, tokenization
 from course_utils.encoder import DistilBertEncoder
 
 MAX_POSITIONS = 24
@@ -59,7 +59,7 @@ EXAMPLES = {"the cat": "the cat is happy, but it is not calm", "two dogs": "my d
 
 
 def test_an_ordinary_text_has_no_notice(tokenizer):
-    prepared = explore.prepare_text("the cat is happy, but it is not calm", tokenizer, MAX_POSITIONS)
+    prepared = figures.prepare_text("the cat is happy, but it is not calm", tokenizer, MAX_POSITIONS)
     assert prepared.tokens[0] == "[CLS]" and prepared.tokens[-1] == "[SEP]"
     assert list(prepared.input_ids) == tokenizer("the cat is happy, but it is not calm")["input_ids"]
     assert prepared.notices == () and not prepared.truncated
@@ -69,12 +69,12 @@ def test_an_ordinary_text_has_no_notice(tokenizer):
 @pytest.mark.parametrize("text", ["", "   ", "\n\t"])
 def test_an_empty_text_is_refused_with_an_example(tokenizer, text):
     with pytest.raises(ValueError, match="expected some text to explore, got an empty text: type a sentence, e.g."):
-        explore.prepare_text(text, tokenizer, MAX_POSITIONS)
+        figures.prepare_text(text, tokenizer, MAX_POSITIONS)
 
 
 def test_a_long_text_is_truncated_with_a_notice(tokenizer, capsys):
     text = "the cat is happy . " * 20  # 100 words and dots
-    prepared = explore.prepare_text(text, tokenizer, MAX_POSITIONS)
+    prepared = figures.prepare_text(text, tokenizer, MAX_POSITIONS)
     assert len(prepared.tokens) == MAX_POSITIONS and prepared.tokens[-1] == "[SEP]"
     assert prepared.truncated and prepared.n_tokens == len(tokenizer(text, verbose=False)["input_ids"])
     assert len(prepared.notices) == 1
@@ -84,7 +84,7 @@ def test_a_long_text_is_truncated_with_a_notice(tokenizer, capsys):
 
 
 def test_unknown_characters_are_named(tokenizer):
-    prepared = explore.prepare_text("I love NLP! 5€", tokenizer, MAX_POSITIONS)
+    prepared = figures.prepare_text("I love NLP! 5€", tokenizer, MAX_POSITIONS)
     assert "[UNK]" in prepared.tokens
     (notice,) = prepared.notices
     assert "'!'" in notice and "'5€'" in notice and "became [UNK]" in notice
@@ -92,13 +92,13 @@ def test_unknown_characters_are_named(tokenizer):
 
 
 def test_a_text_of_unknown_characters_only_and_a_bad_call(tokenizer):
-    prepared = explore.prepare_text("€", tokenizer, MAX_POSITIONS)
+    prepared = figures.prepare_text("€", tokenizer, MAX_POSITIONS)
     assert prepared.tokens == ("[CLS]", "[UNK]", "[SEP]")
     assert prepared.notices[0].startswith("1 piece of the text ('€') is not in")
     with pytest.raises(TypeError, match="expected the text as a string, got int"):
-        explore.prepare_text(3, tokenizer, MAX_POSITIONS)
+        figures.prepare_text(3, tokenizer, MAX_POSITIONS)
     with pytest.raises(ValueError, match="expected max_length to be an integer of at least 3"):
-        explore.prepare_text("the cat", tokenizer, 2)
+        figures.prepare_text("the cat", tokenizer, 2)
 
 
 # --------------------------------------------------------------------------------------------
@@ -106,9 +106,9 @@ def test_a_text_of_unknown_characters_only_and_a_bad_call(tokenizer):
 
 
 def test_attention_maps_of_the_encoder_equal_berts(bert, encoder, tokenizer):
-    ids = explore.prepare_text(EXAMPLES["the cat"], tokenizer, MAX_POSITIONS).input_ids
-    ours = explore.attention_maps(encoder, ids)
-    theirs = explore.attention_maps(bert, ids)
+    ids = figures.prepare_text(EXAMPLES["the cat"], tokenizer, MAX_POSITIONS).input_ids
+    ours = figures.attention_maps(encoder, ids)
+    theirs = figures.attention_maps(bert, ids)
     assert ours.shape == (3, 2, len(ids), len(ids)) and ours.dtype == np.float64
     np.testing.assert_allclose(ours, theirs, atol=1e-5, rtol=0)
     np.testing.assert_allclose(ours.sum(-1), 1, atol=1e-5)
@@ -118,28 +118,28 @@ def test_attention_maps_of_the_encoder_equal_berts(bert, encoder, tokenizer):
 def test_attention_samples_in_padded_batches_equal_one_by_one(bert, encoder, tokenizer, batch_size):
     texts = [EXAMPLES["the cat"], "my dogs are brave .", "it is calm", "the cat is happy . " * 10]
     for model in (encoder, bert):
-        samples = explore.attention_samples(model, tokenizer, texts, MAX_POSITIONS, batch_size=batch_size)
+        samples = figures.attention_samples(model, tokenizer, texts, MAX_POSITIONS, batch_size=batch_size)
         assert len(samples) == len(texts)
         for text, (tokens, maps) in zip(texts, samples):
-            prepared = explore.prepare_text(text, tokenizer, MAX_POSITIONS)
+            prepared = figures.prepare_text(text, tokenizer, MAX_POSITIONS)
             assert tokens == prepared.tokens
-            np.testing.assert_allclose(maps, explore.attention_maps(model, prepared.input_ids), atol=1e-5, rtol=0)
+            np.testing.assert_allclose(maps, figures.attention_maps(model, prepared.input_ids), atol=1e-5, rtol=0)
     with pytest.raises(ValueError, match="expected batch_size to be a positive integer"):
-        explore.attention_samples(encoder, tokenizer, texts, MAX_POSITIONS, batch_size=0)
+        figures.attention_samples(encoder, tokenizer, texts, MAX_POSITIONS, batch_size=0)
 
 
 def test_attention_maps_explain_a_model_without_weights(bert):
     sdpa = BertModel(bert.config.__class__(**{**bert.config.to_dict(), "attn_implementation": "sdpa"})).eval()
     with pytest.raises(ValueError, match="load it with attn_implementation='eager'"):
-        explore.attention_maps(sdpa, [2, 10, 3])
+        figures.attention_maps(sdpa, [2, 10, 3])
     with pytest.raises(ValueError, match="load it with attn_implementation='eager'"):
-        explore.attention_samples(sdpa, tokenization.load_tokenizer(prefer="bundled", verbose=False), ["it is"], 8)
+        figures.attention_samples(sdpa, tokenization.load_tokenizer(prefer="bundled", verbose=False), ["it is"], 8)
 
 
 def test_max_positions(encoder, bert):
-    assert explore.max_positions(encoder) == explore.max_positions(bert) == MAX_POSITIONS
+    assert figures.max_positions(encoder) == figures.max_positions(bert) == MAX_POSITIONS
     with pytest.raises(TypeError, match="max_position_embeddings"):
-        explore.max_positions(object())
+        figures.max_positions(object())
 
 
 # --------------------------------------------------------------------------------------------
@@ -162,8 +162,8 @@ def _pattern_heads() -> np.ndarray:
 
 
 def test_head_behaviours_measure_each_pattern():
-    scores = explore.head_behaviours(_pattern_heads(), TOKENS)
-    assert set(scores) == set(explore.BEHAVIOURS)
+    scores = figures.head_behaviours(_pattern_heads(), TOKENS)
+    assert set(scores) == set(figures.BEHAVIOURS)
     np.testing.assert_allclose(scores["previous token"][0], [1, 0, 0.25, 0, 0.2])
     np.testing.assert_allclose(scores["itself"][0], [0.2, 1, 0.2, 0.2, 0.2])
     np.testing.assert_allclose(scores["[CLS]"][0], [0.4, 0.2, 1, 0, 0.2])  # rows 0 and 1 -> [CLS]
@@ -173,45 +173,45 @@ def test_head_behaviours_measure_each_pattern():
 
 
 def test_uniform_behaviours_are_one_over_t_and_broad_one():
-    baseline = explore.uniform_behaviours(TOKENS)
+    baseline = figures.uniform_behaviours(TOKENS)
     for name in ("previous token", "next token", "itself", "[CLS]", "[SEP]"):
         assert baseline[name] == pytest.approx(0.2)
     assert baseline["broad"] == pytest.approx(1.0)
 
 
 def test_rank_heads_gives_the_best_heads_and_why():
-    scores, baseline = explore.average_behaviours([(TOKENS, _pattern_heads())])
-    (best, second) = explore.rank_heads(scores, baseline, "previous token", top=2)
+    scores, baseline = figures.average_behaviours([(TOKENS, _pattern_heads())])
+    (best, second) = figures.rank_heads(scores, baseline, "previous token", top=2)
     assert (best.layer, best.head, best.score) == (1, 1, 1.0)
     assert best.reason == (
         "1.00 of each token's attention goes to the token just before it (a head attending uniformly: 0.20)"
     )
     assert (second.layer, second.head) == (1, 3)  # 0.25, then the uniform head's 0.2
-    assert [r.head for r in explore.rank_heads(scores, baseline, "broad", top=1)] == [5]
+    assert [r.head for r in figures.rank_heads(scores, baseline, "broad", top=1)] == [5]
     with pytest.raises(ValueError, match="expected a behaviour among"):
-        explore.rank_heads(scores, baseline, "sideways")
+        figures.rank_heads(scores, baseline, "sideways")
     with pytest.raises(ValueError, match="expected top to be an integer from 1 to L\\*H=5"):
-        explore.rank_heads(scores, baseline, "itself", top=6)
+        figures.rank_heads(scores, baseline, "itself", top=6)
 
 
 def test_strongest_behaviour_names_each_head():
-    scores, baseline = explore.average_behaviours([(TOKENS, _pattern_heads())])
-    names = [explore.strongest_behaviour(scores, baseline, 1, h)[0] for h in range(1, 6)]
+    scores, baseline = figures.average_behaviours([(TOKENS, _pattern_heads())])
+    names = [figures.strongest_behaviour(scores, baseline, 1, h)[0] for h in range(1, 6)]
     assert names == ["previous token", "itself", "[CLS]", "[SEP]", "broad"]
 
 
 def test_average_behaviours_over_sentences_of_different_lengths():
     short = ["[CLS]", "x", "[SEP]"]
     uniform_short = np.full((1, 5, 3, 3), 1 / 3)
-    scores, baseline = explore.average_behaviours([(TOKENS, _pattern_heads()), (short, uniform_short)])
+    scores, baseline = figures.average_behaviours([(TOKENS, _pattern_heads()), (short, uniform_short)])
     assert scores["itself"][0, 1] == pytest.approx((1 + 1 / 3) / 2)
     assert baseline["itself"] == pytest.approx((0.2 + 1 / 3) / 2)
     with pytest.raises(ValueError, match="expected at least one"):
-        explore.average_behaviours([])
+        figures.average_behaviours([])
     with pytest.raises(ValueError, match="the same L and H"):
-        explore.average_behaviours([(TOKENS, _pattern_heads()), (short, np.full((2, 5, 3, 3), 1 / 3))])
+        figures.average_behaviours([(TOKENS, _pattern_heads()), (short, np.full((2, 5, 3, 3), 1 / 3))])
     with pytest.raises(ValueError, match=r"expected weights of shape \(L, H, T, T\)"):
-        explore.head_behaviours(np.zeros((2, 3, 3)), short)
+        figures.head_behaviours(np.zeros((2, 3, 3)), short)
 
 
 # --------------------------------------------------------------------------------------------
@@ -231,7 +231,7 @@ def _apply(traces: list[dict], update: dict) -> None:
 
 
 def test_the_twin_replays_every_example_and_layer(encoder, tokenizer):
-    explorer = explore.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model")
+    explorer = figures.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model")
     twin = explorer.static()
     layout = _plain(twin)["layout"]
     (menu,) = layout["updatemenus"]
@@ -250,7 +250,7 @@ def test_the_twin_replays_every_example_and_layer(encoder, tokenizer):
             assert step["method"] == "restyle"
             _apply(traces, step["args"][0])
             shown = [t for t in traces if t["visible"]]
-            drawn = explore.heads_figure(weights[layer], prepared.tokens, title="x")
+            drawn = figures.heads_figure(weights[layer], prepared.tokens, title="x")
             expected = [_plain(t) for t in drawn.data]
             assert len(shown) == len(expected) == 2
             for got, want in zip(shown, expected):
@@ -260,7 +260,7 @@ def test_the_twin_replays_every_example_and_layer(encoder, tokenizer):
 
 
 def test_the_twin_starts_at_the_first_example_and_the_chosen_layer(encoder, tokenizer):
-    explorer = explore.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model")
+    explorer = figures.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model")
     twin = explorer.static(layer=2)
     assert [t.visible for t in twin.data] == [False, False, True, True, False, False]
     prepared, weights = explorer.analyse(EXAMPLES["the cat"])
@@ -270,7 +270,7 @@ def test_the_twin_starts_at_the_first_example_and_the_chosen_layer(encoder, toke
 
 
 def test_head_view_and_its_verdict(encoder, tokenizer):
-    explorer = explore.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model")
+    explorer = figures.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model")
     fig, verdict = explorer.head_view(EXAMPLES["two dogs"], 2, 1)
     assert fig.layout.title.text.startswith("tiny model, layer 2, head 1: ")
     assert verdict.startswith("Layer 2, head 1 in this sentence: ")
@@ -281,7 +281,7 @@ def test_head_view_and_its_verdict(encoder, tokenizer):
 
 
 def test_the_live_app_redraws_and_reports_bad_input(encoder, tokenizer, capsys):
-    explorer = explore.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model")
+    explorer = figures.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model")
     drawn = []
     original = explorer.head_view
     explorer.head_view = lambda *args: drawn.append(args) or original(*args)
@@ -303,11 +303,11 @@ def test_the_live_app_redraws_and_reports_bad_input(encoder, tokenizer, capsys):
 
 def test_the_explorer_needs_examples(encoder, tokenizer):
     with pytest.raises(ValueError, match="expected at least one example sentence"):
-        explore.AttentionExplorer(encoder, tokenizer, {}, model_name="tiny model")
+        figures.AttentionExplorer(encoder, tokenizer, {}, model_name="tiny model")
 
 
 def test_the_twin_dropdown_stands_right_of_its_label_at_any_width(encoder, tokenizer):
-    layout = _plain(explore.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model").static())["layout"]
+    layout = _plain(figures.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model").static())["layout"]
     (menu,) = layout["updatemenus"]
     label = next(a for a in layout["annotations"] if a["text"] == "sentence:")
     # both at the left edge of the plot, the dropdown moved right by pixels: no gap that depends on the width

@@ -1,4 +1,4 @@
-"""Lesson 05's figure and explorer in course_utils.widgets: the masks of each kind, the masked scores
+"""Lesson 05's figure and explorer in course_utils.figures: the masks of each kind, the masked scores
 drawn as blocked cells, weights equal to the package's attention, and a twin that replays draw."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from course_utils import attention, masking, widgets
-from tests.test_widgets import _assert_twin_replays_draw
+from course_utils import attention, figures, masking
+from tests.explorer_cases import assert_twin_replays_draw
 
 ATTENTION_MASK = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
 TOKENS = [["[CLS]", "a", "[SEP]", "[PAD]", "[PAD]"], ["[CLS]", "b", "c", "d", "[SEP]"]]
@@ -29,18 +29,18 @@ def test_mask_of_each_kind(b):
         "padding & causal": causal & real[None, :],
     }
     for kind, mask in expected.items():
-        got = widgets.mask_of_kind(kind, row)
+        got = figures.mask_of_kind(kind, row)
         assert got.dtype == np.bool_
         np.testing.assert_array_equal(got, mask, err_msg=kind)
     both = masking.causal_mask(5) & masking.padding_mask(ATTENTION_MASK)[b, 0]
-    np.testing.assert_array_equal(widgets.mask_of_kind("padding & causal", row), both)
+    np.testing.assert_array_equal(figures.mask_of_kind("padding & causal", row), both)
 
 
 def test_mask_of_an_unknown_kind_or_shape_is_refused():
     with pytest.raises(ValueError, match="expected a mask kind among"):
-        widgets.mask_of_kind("future", ATTENTION_MASK[0])
+        figures.mask_of_kind("future", ATTENTION_MASK[0])
     with pytest.raises(ValueError, match=r"expected one sentence's attention_mask of shape \(T,\)"):
-        widgets.mask_of_kind("padding", ATTENTION_MASK)
+        figures.mask_of_kind("padding", ATTENTION_MASK)
 
 
 def test_the_figure_draws_raw_and_masked_scores_and_the_package_weights():
@@ -48,7 +48,7 @@ def test_the_figure_draws_raw_and_masked_scores_and_the_package_weights():
     queries, keys = rng.standard_normal((5, 4)), rng.standard_normal((5, 4))
     raw = queries @ keys.T / 2.0  # (T, T), d_k = 4
     mask = masking.causal_mask(5)
-    fig = widgets.masked_attention_figure(raw, mask, TOKENS[1], title="t", decimals=4)
+    fig = figures.masked_attention_figure(raw, mask, TOKENS[1], title="t", decimals=4)
     assert [a.text for a in fig.layout.annotations] == ["scores", "masked scores (grey: blocked)", "weights"]
     raw_trace, masked_trace, grey_trace, weights_trace = fig.data
     np.testing.assert_allclose(np.array(raw_trace.z, dtype=float), raw, atol=5e-5)
@@ -67,7 +67,7 @@ def test_the_figure_draws_raw_and_masked_scores_and_the_package_weights():
 def test_the_figure_stacks_panels_and_keeps_a_fully_blocked_row_finite():
     mask = np.ones((5, 5), dtype=bool)
     mask[0] = False  # a query that may attend to nothing
-    fig = widgets.masked_attention_figure(
+    fig = figures.masked_attention_figure(
         scores()[0], mask, TOKENS[0], title="t", panels=("masked scores", "weights"), side_by_side=False
     )
     weights = np.array(fig.data[-1].z, dtype=float)
@@ -91,27 +91,27 @@ def test_the_figure_refuses_bad_arguments(kwargs, error, message):
     arguments = dict(scores=np.zeros((5, 5)), mask=np.ones((5, 5), dtype=bool), tokens=TOKENS[0], title="t")
     arguments.update(kwargs)
     with pytest.raises(error, match=message):
-        widgets.masked_attention_figure(
+        figures.masked_attention_figure(
             arguments.pop("scores"), arguments.pop("mask"), arguments.pop("tokens"), **arguments
         )
 
 
 def test_the_explorer_offers_every_sentence_with_every_mask_and_its_twin_replays_draw():
-    explorer = widgets.masking_explorer(TOKENS, scores(), ATTENTION_MASK, default=(1, "causal"))
+    explorer = figures.masking_explorer(TOKENS, scores(), ATTENTION_MASK, default=(1, "causal"))
     (control,) = explorer.controls
-    assert control.labels() == [f"sentence {b} · {kind}" for b in (1, 2) for kind in widgets.MASK_KINDS]
+    assert control.labels() == [f"sentence {b} · {kind}" for b in (1, 2) for kind in figures.MASK_KINDS]
     twin = explorer.static()
     (menu,) = twin.layout.updatemenus
     assert menu.active == control.values.index((1, "causal"))
-    _assert_twin_replays_draw(explorer, [button.to_plotly_json() for button in menu.buttons])
+    assert_twin_replays_draw(explorer, [button.to_plotly_json() for button in menu.buttons])
     assert twin.layout.title.text == "Sentence 2, mask: causal (10 of 25 scores blocked)"
 
 
 def test_the_explorer_draws_the_mask_it_names():
-    explorer = widgets.masking_explorer(TOKENS, scores(), ATTENTION_MASK)
+    explorer = figures.masking_explorer(TOKENS, scores(), ATTENTION_MASK)
     fig = explorer.figure(view=(0, "padding & causal"))
     grey = np.array(fig.data[1].text) == "blocked"
-    np.testing.assert_array_equal(grey, ~widgets.mask_of_kind("padding & causal", ATTENTION_MASK[0]))
+    np.testing.assert_array_equal(grey, ~figures.mask_of_kind("padding & causal", ATTENTION_MASK[0]))
     assert fig.layout.title.text.startswith("Sentence 1, mask: padding & causal")
 
 
@@ -125,4 +125,4 @@ def test_the_explorer_draws_the_mask_it_names():
 )
 def test_the_explorer_refuses_inconsistent_inputs(tokens, raw, attention_mask, message):
     with pytest.raises(ValueError, match=message):
-        widgets.masking_explorer(tokens, raw, attention_mask)
+        figures.masking_explorer(tokens, raw, attention_mask)

@@ -1,0 +1,68 @@
+"""The lessons' own figures and explorers, one module per lesson idea.
+
+A lesson writes ``from course_utils import figures`` and then ``figures.positional_explorer()``.
+Every explorer is drawn by one plotly function and shown live in a running notebook, kernel-free
+on the site (:mod:`course_utils.widgets` holds that machinery; :mod:`course_utils.plots` the
+generic figure builders).
+
+======================  ======  =================================================================
+module                  lesson  what it draws
+======================  ======  =================================================================
+``positional``          03      one position's sinusoidal encoding, in its table; its explorer
+``self_attention``      04      one query's scores, weights and output; the query explorer
+``masking``             05      scores before and after a padding or causal mask; its explorer
+``pattern_finder``      06      each attention head's behaviours (previous token, [CLS], ...)
+``attention_explorer``  06      every head's attention map, live or kernel-free
+``distillation``        07      a distribution softened by a temperature; its explorer
+======================  ======  =================================================================
+"""
+
+from .attention_explorer import AttentionExplorer, head_figure, heads_figure
+from .distillation import entropy, softened, temperature_explorer, temperature_figure
+from .masking import MASK_KINDS, mask_of_kind, masked_attention_figure, masking_explorer
+from .pattern_finder import (
+    BEHAVIOURS,
+    PreparedText,
+    RankedHead,
+    attention_maps,
+    attention_samples,
+    average_behaviours,
+    head_behaviours,
+    max_positions,
+    prepare_text,
+    rank_heads,
+    strongest_behaviour,
+    uniform_behaviours,
+)
+from .positional import positional_encoding_figure, positional_explorer
+from .self_attention import qkv_explorer, qkv_token_figure
+
+__all__ = [
+    "BEHAVIOURS",
+    "MASK_KINDS",
+    "AttentionExplorer",
+    "PreparedText",
+    "RankedHead",
+    "attention_maps",
+    "attention_samples",
+    "average_behaviours",
+    "entropy",
+    "head_behaviours",
+    "head_figure",
+    "heads_figure",
+    "mask_of_kind",
+    "masked_attention_figure",
+    "masking_explorer",
+    "max_positions",
+    "positional_encoding_figure",
+    "positional_explorer",
+    "prepare_text",
+    "qkv_explorer",
+    "qkv_token_figure",
+    "rank_heads",
+    "softened",
+    "strongest_behaviour",
+    "temperature_explorer",
+    "temperature_figure",
+    "uniform_behaviours",
+]

@@ -1,0 +1,185 @@
+"""Lesson 05's figure and explorer: attention scores before and after a mask, and the weights.
+
+:func:`mask_of_kind` builds one sentence's mask of a kind of :data:`MASK_KINDS` (none, padding,
+causal, both) from :mod:`course_utils.masking`; :func:`masked_attention_figure` draws the raw
+scores, the masked scores and the weights as heatmaps; :func:`masking_explorer` offers every
+sentence of a padded batch with every kind of mask in one dropdown (a
+:class:`course_utils.widgets.Explorer`).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .. import masking, plots
+from ..attention import softmax
+from ..widgets import Choice, Explorer
+
+__all__ = ["MASK_KINDS", "mask_of_kind", "masked_attention_figure", "masking_explorer"]
+
+MASK_KINDS = ("none", "padding", "causal", "padding & causal")
+_PANELS = ("scores", "masked scores", "weights")
+
+
+def mask_of_kind(kind: str, attention_mask) -> np.ndarray:
+    """The ``(T, T)`` boolean mask (``True`` = may attend) of one sentence for a kind of :data:`MASK_KINDS`.
+
+    ``attention_mask (T,)`` is the sentence's row of Hugging Face's attention mask (1 = real token,
+    0 = padding). ``"none"``: everything allowed; ``"padding"``: no query may attend to padding keys
+    (:func:`course_utils.masking.padding_mask`); ``"causal"``: no query may attend to a later key
+    (:func:`course_utils.masking.causal_mask`); ``"padding & causal"``: both.
+    """
+    if kind not in MASK_KINDS:
+        raise ValueError(f"expected a mask kind among {MASK_KINDS}, got {kind!r}")
+    row = np.asarray(attention_mask)
+    if row.ndim != 1 or row.size == 0:
+        raise ValueError(f"expected one sentence's attention_mask of shape (T,), got shape {row.shape}")
+    allowed = np.ones((row.size, row.size), dtype=bool)
+    if "padding" in kind:
+        allowed &= masking.padding_mask(row[None, :])[0, 0]  # (1, T): the same keys blocked for every query
+    if "causal" in kind:
+        allowed &= masking.causal_mask(row.size)
+    return allowed
+
+
+def masked_attention_figure(
+    scores,
+    mask,
+    tokens: Sequence[str],
+    *,
+    title: str,
+    panels: Sequence[str] = _PANELS,
+    side_by_side: bool = True,
+    decimals: int = 2,
+    blocked_text: str = "blocked",
+) -> go.Figure:
+    """Attention scores before and after masking, and the weights, as heatmaps (lesson 05).
+
+    ``scores (T, T)``: query ``i`` (row, ``tokens[i]``) against key ``j`` (column); ``mask``
+    boolean, broadcastable to ``(T, T)``, ``True`` = may attend. ``panels``, in the order given, any of:
+    ``"scores"`` (the raw scores), ``"masked scores"`` (blocked cells drawn grey with
+    ``blocked_text``, not as huge negative numbers), ``"weights"`` (the softmax of the masked scores,
+    blocked scores set to the dtype's minimum as :func:`course_utils.attention.scaled_dot_product_attention`
+    does, on a fixed 0..1 colour scale). Panels side by side, or one above the other.
+    Values are rounded to ``decimals`` decimals (what the cells show), which keeps an explorer's twin small.
+    """
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim != 2 or scores.shape[0] != scores.shape[1] or scores.shape[0] != len(tokens):
+        raise ValueError(f"expected scores of shape (T, T) with T = len(tokens) = {len(tokens)}, got {scores.shape}")
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"expected a boolean mask (True = may attend), got dtype {mask.dtype}")
+    try:
+        allowed = np.broadcast_to(mask, scores.shape)
+    except ValueError:
+        raise ValueError(f"expected a mask broadcastable to the scores {scores.shape}, got {mask.shape}") from None
+    panels = tuple(panels)
+    if not panels or len(set(panels)) != len(panels) or not set(panels) <= set(_PANELS):
+        raise ValueError(f"expected distinct panels among {_PANELS}, got {panels}")
+    _require_title(title)
+    weights = softmax(np.where(allowed, scores, np.finfo(scores.dtype).min), axis=-1)  # (T, T)
+    drawn = {
+        "scores": dict(values=scores, blocked=None, zmin=None, zmax=None),
+        "masked scores": dict(values=np.where(allowed, scores, 0.0), blocked=~allowed, zmin=None, zmax=None),
+        "weights": dict(values=weights, blocked=None, zmin=0.0, zmax=1.0),
+    }
+    n = len(panels)
+    rows, cols = (1, n) if side_by_side else (n, 1)
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=[f"{p} (grey: {blocked_text})" if p == "masked scores" else p for p in panels],
+        horizontal_spacing=0.12 if side_by_side else 0.0,
+        vertical_spacing=0.0 if side_by_side else 0.12,
+    )
+    for k, panel in enumerate(panels):
+        spec = drawn[panel]
+        row, col = (1, k + 1) if side_by_side else (k + 1, 1)
+        axis = "" if k == 0 else str(k + 1)
+        domain_x, domain_y = fig.layout[f"xaxis{axis}"].domain, fig.layout[f"yaxis{axis}"].domain
+        fig.layout.annotations[k].update(x=domain_x[0], xanchor="left")  # the panel's title, left-aligned
+        colorbar = (
+            dict(thickness=12, x=domain_x[1] + 0.01, len=0.9, y=0.5)
+            if side_by_side
+            else dict(thickness=12, x=1.01, len=domain_y[1] - domain_y[0], y=(domain_y[0] + domain_y[1]) / 2)
+        )
+        panel_fig = plots.heatmap(
+            np.round(spec["values"], decimals),
+            tokens,
+            tokens,
+            title=panel,
+            x_title="key",
+            y_title="query",
+            decimals=decimals,
+            zmin=spec["zmin"],
+            zmax=spec["zmax"],
+            blocked=spec["blocked"],
+            blocked_text=blocked_text,
+        )
+        for trace in panel_fig.data:
+            if trace.showscale is not False:
+                trace.update(colorbar=colorbar)
+            fig.add_trace(trace, row=row, col=col)
+        fig.update_xaxes(type="category", row=row, col=col)
+        fig.update_yaxes(type="category", autorange="reversed", row=row, col=col)
+        if side_by_side or k == n - 1:
+            fig.update_xaxes(title_text="key (attended to)", row=row, col=col)
+        if not side_by_side or k == 0:
+            fig.update_yaxes(title_text="query (attending)", row=row, col=col)
+    cell = 44 if side_by_side else 36
+    panel_height = max(260, cell * len(tokens))
+    fig.update_layout(
+        title=dict(text=title, x=0.02, xanchor="left"),
+        template=plots.TEMPLATE,
+        height=110 + panel_height * rows + (60 * (rows - 1)),
+        margin=dict(l=90, r=40, t=100, b=70),
+        font=dict(size=13),
+    )
+    return fig
+
+
+def _require_title(title: str) -> None:
+    if not isinstance(title, str) or not title.strip():
+        raise ValueError(f"expected a non-empty string for title, got {title!r}")
+
+
+def masking_explorer(
+    tokens: Sequence[Sequence[str]], scores, attention_mask, *, default: tuple[int, str] = (0, "padding")
+) -> Explorer:
+    """The explorer of lesson 05: pick a sentence of a padded batch and a kind of mask.
+
+    ``tokens``: ``B`` lists of ``T`` token strings (padding included); ``scores (B, T, T)``: each
+    sentence's attention scores; ``attention_mask (B, T)``: 1 = real token, 0 = padding. One dropdown
+    offers every pair (sentence, kind of :data:`MASK_KINDS`), so that the kernel-free twin, which
+    replays one control, offers them all too. Draws the masked scores above the weights
+    (:func:`masked_attention_figure`) for :func:`mask_of_kind`.
+    """
+    scores = np.asarray(scores, dtype=float)
+    attention_mask = np.asarray(attention_mask)
+    if attention_mask.ndim != 2:
+        raise ValueError(f"expected attention_mask of shape (B, T), got {attention_mask.shape}")
+    batch, seq_len = attention_mask.shape
+    if scores.shape != (batch, seq_len, seq_len):
+        raise ValueError(f"expected scores of shape (B, T, T) = {(batch, seq_len, seq_len)}, got {scores.shape}")
+    if len(tokens) != batch or any(len(row) != seq_len for row in tokens):
+        raise ValueError(f"expected B={batch} lists of T={seq_len} tokens, got lengths {[len(r) for r in tokens]}")
+
+    def draw(view: tuple[int, str]) -> go.Figure:
+        b, kind = view
+        mask = mask_of_kind(kind, attention_mask[b])
+        blocked = int((~mask).sum())
+        return masked_attention_figure(
+            scores[b],
+            mask,
+            tokens[b],
+            title=f"Sentence {b + 1}, mask: {kind} ({blocked} of {mask.size} scores blocked)",
+            panels=("masked scores", "weights"),
+            side_by_side=False,
+        )
+
+    options = {f"sentence {b + 1} · {kind}": (b, kind) for b in range(batch) for kind in MASK_KINDS}
+    return Explorer(draw, [Choice("view", options, default=tuple(default), label="sentence · mask")])
