@@ -9,6 +9,7 @@ module is built on which, so the graph must be acyclic; a failure names the cycl
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,14 @@ def test_env_imports_no_explorer():
     """env is at the bottom: the explorers ask it who is watching, never the other way round."""
     graph = import_graph()
     assert not {m for m in graph["course_utils.env"] if m.startswith(("course_utils.widgets", "course_utils.figures"))}
+
+
+def test_the_package_docstring_maps_every_module():
+    """Every module and subpackage of course_utils has its row in the package docstring's table."""
+    import pkgutil
+
+    import course_utils
+
+    names = {m.name for m in pkgutil.iter_modules(course_utils.__path__)}
+    listed = set(re.findall(r"^``(\w+)``", course_utils.__doc__, re.MULTILINE))
+    assert names == listed, f"missing {sorted(names - listed)}, stale {sorted(listed - names)}"

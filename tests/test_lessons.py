@@ -278,3 +278,20 @@ def test_the_validated_notebooks_are_what_the_book_build_finds_in_its_cache(tmp_
     code_cells(edited.cells)[-1].source += "\n"
     with pytest.raises(KeyError):
         cache.match_cache_notebook(edited)
+
+
+FIGURE_CODE = re.compile(r"\bgo\.[A-Z]\w*\(|make_subplots\(|\.add_trace\(|\.update_layout\(|\.add_annotation\(")
+FIGURE_CELL_MAX_LINES = 30
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_figure_code_in_a_lesson_stays_short(source):
+    """A cell that draws a figure with plotly itself stays within 30 lines: longer drawing code is a
+    builder of course_utils.figures (or plots), and the lesson keeps what teaches."""
+    long_cells = [
+        f"cell {index}: {len(cell.source.splitlines())} lines"
+        for index, cell in enumerate(jupytext.read(source).cells)
+        if cell.cell_type == "code" and FIGURE_CODE.search(cell.source)
+        and len(cell.source.splitlines()) > FIGURE_CELL_MAX_LINES
+    ]
+    assert not long_cells, f"{source.name}: figure code over {FIGURE_CELL_MAX_LINES} lines: {long_cells}"

@@ -21,7 +21,9 @@ module                 used   what it holds
 ``attention``          03-06  scaled dot-product and multi-head attention
 ``masking``            05-07  padding and causal masks, MLM masking
 ``hf_reference``       05     Hugging Face's own mask functions, across releases
-``encoder``            06     DistilBERT from scratch, Hugging Face's weights
+``encoder``            06-07  DistilBERT's encoder from scratch (the model)
+``encoder_pieces``     06     LayerNorm and the block as plain functions
+``hf_weights``         06-07  Hugging Face's and BERT's weights in the encoder
 ``costs``              06     what training costs: activations, optimiser, backward
 ``training``           02-08  training steps and loops, metrics
 ``models``             01-08  the bundled teacher and students, hub models
@@ -30,7 +32,7 @@ module                 used   what it holds
 ``task_heads``         08     classification head, word labels on WordPiece tokens
 ``inference``          08     int8 quantisation, bf16, size on disk
 ``widgets``            03-07  explorers: live ipywidgets and kernel-free twins
-``figures``            03-07  each lesson's own figures and explorers
+``figures``            01-07  each lesson's own figures and explorers
 ``validation``         all    the argument checks every module shares
 ``bundle``             all    the bundled assets on disk, checked by sha256
 ``course_map``         intro  the course map of the introduction

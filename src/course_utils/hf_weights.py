@@ -9,12 +9,9 @@ segment embedding folded into the position table and a subset of its layers kept
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
 import torch
-
-if TYPE_CHECKING:
-    from .encoder import DistilBertEncoder
 
 __all__ = ["bert_to_distilbert_state_dict", "check_layers", "load_hf_state_dict"]
 
@@ -44,8 +41,8 @@ def check_layers(layers, n_available: int) -> list[int]:
     return layers
 
 
-def load_hf_state_dict(encoder: "DistilBertEncoder", state_dict: Mapping[str, torch.Tensor]) -> None:
-    """Copy a ``DistilBertModel`` state dict into ``encoder``, in place.
+def load_hf_state_dict(encoder: torch.nn.Module, state_dict: Mapping[str, torch.Tensor]) -> None:
+    """Copy a ``DistilBertModel`` state dict into ``encoder`` (a :class:`course_utils.encoder.DistilBertEncoder`), in place.
 
     The mapping is the identity by design (the modules here carry Hugging Face's names). Keys of
     a task model (``distilbert.embeddings...``) lose their ``distilbert.`` prefix and its head's

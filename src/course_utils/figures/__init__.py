@@ -8,17 +8,21 @@ generic figure builders).
 ======================  ======  =================================================================
 module                  lesson  what it draws
 ======================  ======  =================================================================
-``positional``          03      one position's sinusoidal encoding, in its table; its explorer
+``rnn``                 01      the RNN's sequential steps against attention's one step
+``positional``          03      one position's sinusoidal encoding, in its table; its explorer;
+                                a token embedding plus position encodings, in two dimensions
 ``self_attention``      04      one query's scores, weights and output; the query explorer
 ``masking``             05      scores before and after a padding or causal mask; its explorer
 ``pattern_finder``      06      each attention head's behaviours (previous token, [CLS], ...)
 ``attention_explorer``  06      every head's attention map, live or kernel-free
+``encoder``             06      DistilBERT-base stage by stage, and what BERT-base adds
 ``distillation``        07      a distribution softened by a temperature; its explorer
 ======================  ======  =================================================================
 """
 
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
 from .distillation import entropy, softened, temperature_explorer, temperature_figure
+from .encoder import architecture_figure
 from .masking import MASK_KINDS, mask_of_kind, masked_attention_figure, masking_explorer
 from .pattern_finder import (
     BEHAVIOURS,
@@ -34,7 +38,8 @@ from .pattern_finder import (
     strongest_behaviour,
     uniform_behaviours,
 )
-from .positional import positional_encoding_figure, positional_explorer
+from .positional import embedding_plus_position_figure, positional_encoding_figure, positional_explorer
+from .rnn import sequential_steps_figure
 from .self_attention import qkv_explorer, qkv_token_figure
 
 __all__ = [
@@ -43,9 +48,11 @@ __all__ = [
     "AttentionExplorer",
     "PreparedText",
     "RankedHead",
+    "architecture_figure",
     "attention_maps",
     "attention_samples",
     "average_behaviours",
+    "embedding_plus_position_figure",
     "entropy",
     "head_behaviours",
     "head_figure",
@@ -60,6 +67,7 @@ __all__ = [
     "qkv_explorer",
     "qkv_token_figure",
     "rank_heads",
+    "sequential_steps_figure",
     "softened",
     "strongest_behaviour",
     "temperature_explorer",

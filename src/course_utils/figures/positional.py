@@ -1,4 +1,5 @@
-"""Lesson 03's figure and explorer: the sinusoidal encoding of one position, in its table.
+"""Lesson 03's figures and explorer: the sinusoidal encoding of one position, in its table; a token
+embedding plus position encodings in two dimensions (:func:`embedding_plus_position_figure`).
 
 :func:`positional_encoding_figure` draws the table of encodings (positions by dimensions) with a
 line at one position, and that position's vector below; :func:`positional_explorer` puts it behind
@@ -19,7 +20,7 @@ from ..positional import sinusoidal_encoding
 from ..validation import positive_int
 from ..widgets import Explorer, Slider
 
-__all__ = ["positional_encoding_figure", "positional_explorer"]
+__all__ = ["embedding_plus_position_figure", "positional_encoding_figure", "positional_explorer"]
 
 
 def positional_encoding_figure(position: int, n_dims: int, *, max_position: int = 50, d_model: int = 64) -> go.Figure:
@@ -130,3 +131,59 @@ def positional_explorer(
         ],
         twin="position",
     )
+
+
+def _arrow(fig: go.Figure, start, end, colour: str, label: str, at, anchor: tuple[str, str]) -> None:
+    """An arrow from ``start`` to ``end``; its label at the point ``at``, on the ``anchor`` side of it
+    (data coordinates, so the labels keep their places at any width)."""
+    start, end = plots.significant(start), plots.significant(end)
+    fig.add_annotation(
+        x=end[0], y=end[1], ax=start[0], ay=start[1], xref="x", yref="y",
+        axref="x", ayref="y", text="", showarrow=True, arrowhead=3,
+        arrowsize=1.3, arrowwidth=2.5, arrowcolor=colour,
+    )
+    fig.add_annotation(
+        x=at[0], y=at[1], text=label, showarrow=False, xanchor=anchor[0],
+        yanchor=anchor[1], font=dict(color=colour, size=13),
+    )
+
+
+def embedding_plus_position_figure(embedding, word: str, encodings, shown: tuple[int, int] = (1, 4)) -> go.Figure:
+    """``E + P`` in two dimensions: the embedding ``E`` of ``word`` (shape ``(2,)``) as an arrow from
+    the origin, the encodings ``P`` of every position (``encodings``, shape ``(L, 2)``, points on the
+    unit circle) added to it, and for the two positions ``shown`` the arrows ``P`` and ``E + P``."""
+    embedding, encodings = np.asarray(embedding, dtype=float), np.asarray(encodings, dtype=float)
+    if embedding.shape != (2,) or encodings.ndim != 2 or encodings.shape[1] != 2:
+        raise ValueError(f"expected an embedding of shape (2,) and encodings of shape (L, 2), got "
+                         f"{embedding.shape} and {encodings.shape}")
+    if len(shown) != 2 or not all(0 <= p < len(encodings) for p in shown):
+        raise ValueError(f"expected two positions in 0 .. {len(encodings) - 1} to show, got {shown!r}")
+    fig = go.Figure()
+    circle = np.linspace(0, 2 * np.pi, 73)
+    fig.add_trace(go.Scatter(
+        x=plots.significant(embedding[0] + np.sin(circle)), y=plots.significant(embedding[1] + np.cos(circle)),
+        mode="lines", line=dict(color="grey", dash="dot", width=1),
+        name="E + P for every position: a circle around E",
+    ))
+    fig.add_trace(go.Scatter(
+        x=plots.significant(embedding[0] + encodings[:, 0]), y=plots.significant(embedding[1] + encodings[:, 1]),
+        mode="markers+text", text=[f"pos {p}" for p in range(len(encodings))], textposition="middle right",
+        marker=dict(color="grey", size=7), name=f"E + P at positions 0 to {len(encodings) - 1}",
+    ))
+    _arrow(fig, [0, 0], embedding, plots.color(0), f"E ({word})", embedding + [0.1, -0.07], ("left", "top"))
+    for p, colour, sign in [(shown[0], plots.color(1), 1), (shown[1], plots.color(2), -1)]:
+        tip = embedding + encodings[p]
+        middle = (embedding + tip) / 2
+        _arrow(fig, embedding, tip, colour, f"P{p}", middle + [0.12, -0.04], ("left", "top"))
+        away = ("right", "bottom") if sign > 0 else ("right", "top")
+        _arrow(fig, [0, 0], tip, colour, f"E + P{p}", tip * 0.5 + [-0.05, 0.08 * sign], away)
+    fig.update_layout(
+        title=dict(text="Token embedding + position = input vector (d_model = 2)", x=0.02),
+        template=plots.TEMPLATE, height=520, margin=dict(l=70, r=30, t=60, b=60),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+    )
+    x_range = [round(min(0.0, embedding[0]) - 0.6, 6), round(embedding[0] + 1.6, 6)]
+    y_range = [round(embedding[1] - 1.3, 6), round(embedding[1] + 1.3, 6)]
+    fig.update_xaxes(title_text="dimension 0", range=x_range, zeroline=True)
+    fig.update_yaxes(title_text="dimension 1", range=y_range, zeroline=True, scaleanchor="x")
+    return fig

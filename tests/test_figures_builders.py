@@ -1,0 +1,69 @@
+"""The figure builders moved out of lessons 01, 03 and 06: what they draw, and bad input refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from transformers import BertConfig
+
+from course_utils import figures, positional
+from course_utils.encoder import EncoderConfig
+
+TOKENS = ["[CLS]", "the", "cat", "sat", "[SEP]"]
+
+
+def test_sequential_steps_show_one_more_rnn_arrow_per_slider_step():
+    fig = figures.sequential_steps_figure(TOKENS)
+    T = len(TOKENS)
+    assert len(fig.data) == 2 + (T - 1) + 1  # two rows of tokens, T - 1 arrows, the attention links
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == [str(k) for k in range(T)]
+    for k, step in enumerate(steps):
+        visible = step.args[0]["visible"]
+        assert sum(visible[2:2 + T - 1]) == k  # k RNN arrows after k steps
+        assert visible[-1] == (k >= 1)  # attention's links, all at once, from step 1
+    links = fig.data[-1]
+    assert sum(x is None for x in links.x) == T * (T - 1) // 2  # one curve per pair
+
+
+@pytest.mark.parametrize("tokens", [["only"], [], ["a", 2]])
+def test_sequential_steps_need_two_tokens(tokens):
+    with pytest.raises(ValueError, match="expected at least two tokens"):
+        figures.sequential_steps_figure(tokens)
+
+
+def test_the_architecture_names_every_size_of_the_config():
+    config = EncoderConfig(vocab_size=1500, dim=64, n_heads=4, hidden_dim=256, n_layers=2)
+    fig = figures.architecture_figure(config, BertConfig(num_hidden_layers=4))
+    texts = " ".join(a.text for a in fig.layout.annotations)
+    for expected in ("1,500 × 64", "4 heads × 16", "64 → 256", "block × 2", "× 4 blocks, not 2", "(B, T, 64)"):
+        assert expected in texts, expected
+    with pytest.raises(TypeError, match="expected an EncoderConfig"):
+        figures.architecture_figure(BertConfig(), BertConfig())
+    with pytest.raises(TypeError, match="expected a transformers BertConfig"):
+        figures.architecture_figure(config, config)
+
+
+def test_embedding_plus_position_arrows_end_where_the_sums_are():
+    love, table = np.array([1.2, 0.4]), positional.sinusoidal_encoding(5, 2)
+    fig = figures.embedding_plus_position_figure(love, "love", table, shown=(1, 4))
+    arrows = [a for a in fig.layout.annotations if a.showarrow]
+    tips = np.array([(a.x, a.y) for a in arrows])
+    for p in (1, 4):  # P from E to E + P, and E + P from the origin
+        assert np.sum(np.all(np.isclose(tips, love + table[p], atol=1e-5), axis=1)) == 2
+    labels = {a.text for a in fig.layout.annotations if not a.showarrow}
+    assert labels == {"E (love)", "P1", "E + P1", "P4", "E + P4"}
+
+
+@pytest.mark.parametrize(
+    "embedding, table, shown, message",
+    [
+        (np.ones(3), np.ones((5, 2)), (1, 4), "expected an embedding of shape"),
+        (np.ones(2), np.ones((5, 3)), (1, 4), "encodings of shape"),
+        (np.ones(2), np.ones((5, 2)), (1, 5), "two positions in 0 .. 4"),
+        (np.ones(2), np.ones((5, 2)), (1,), "two positions"),
+    ],
+)
+def test_embedding_plus_position_refuses_bad_shapes(embedding, table, shown, message):
+    with pytest.raises(ValueError, match=message):
+        figures.embedding_plus_position_figure(embedding, "w", table, shown=shown)
