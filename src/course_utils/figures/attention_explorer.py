@@ -54,6 +54,16 @@ def _grid(n_heads: int) -> tuple[int, int]:
     return math.ceil(n_heads / cols), cols
 
 
+def _heads_subplots(n_heads: int) -> tuple[go.Figure, int]:
+    """One panel per head, titled "head 1", "head 2", ..., two columns; the figure and its columns."""
+    rows, cols = _grid(n_heads)
+    fig = make_subplots(
+        rows=rows, cols=cols, subplot_titles=[f"head {h + 1}" for h in range(n_heads)],
+        horizontal_spacing=0.14, vertical_spacing=0.16,
+    )
+    return fig, cols
+
+
 def _heatmap_trace(weights: np.ndarray, tokens: Sequence[str], visible: bool = True) -> go.Heatmap:
     labels = plots.unique_labels(tokens)  # repeated tokens ("the ... the") need distinct categories
     return go.Heatmap(
@@ -107,14 +117,7 @@ def heads_figure(weights, tokens: Sequence[str], *, title: str) -> go.Figure:
         )
     _check_text("title", title)
     n_heads = weights.shape[0]
-    rows, cols = _grid(n_heads)
-    fig = make_subplots(
-        rows=rows,
-        cols=cols,
-        subplot_titles=[f"head {h + 1}" for h in range(n_heads)],
-        horizontal_spacing=0.14,
-        vertical_spacing=0.16,
-    )
+    fig, cols = _heads_subplots(n_heads)
     for h in range(n_heads):
         fig.add_trace(_heatmap_trace(weights[h], tokens), row=h // cols + 1, col=h % cols + 1)
     _heads_layout(fig, n_heads, len(tokens), title)
@@ -230,14 +233,7 @@ class AttentionExplorer:
         n_layers, n_heads = first_weights.shape[:2]
         if not 1 <= layer <= n_layers:
             raise ValueError(f"expected layer in 1..{n_layers}, got {layer!r}")
-        rows, cols = _grid(n_heads)
-        fig = make_subplots(
-            rows=rows,
-            cols=cols,
-            subplot_titles=[f"head {h + 1}" for h in range(n_heads)],
-            horizontal_spacing=0.14,
-            vertical_spacing=0.16,
-        )
+        fig, cols = _heads_subplots(n_heads)
         for i in range(n_layers):
             for h in range(n_heads):
                 trace = _heatmap_trace(first_weights[i, h], first_prepared.tokens, visible=i == layer - 1)

@@ -40,6 +40,15 @@ def _qkv_of(q: np.ndarray, k: np.ndarray, v: np.ndarray, query: int):
     return scores, weights, weights[:, None] * v  # (T, d_v): row j = w_j v_j
 
 
+def _grey_bars(tokens: Sequence[str], values: np.ndarray, name: str) -> go.Bar:
+    """One grey bar per key token: the query's ``name`` ("score" or "weight") for that key."""
+    return go.Bar(
+        x=tokens, y=plots.significant(values), name=name, showlegend=False,
+        marker=dict(color="#777777", line=dict(color="black", width=0.5)),
+        hovertemplate=f"key %{{x}}<br>{name} %{{y:.3f}}<extra></extra>",
+    )
+
+
 def qkv_token_figure(queries, keys, values, tokens: Sequence[str], query: int) -> go.Figure:
     """Scaled dot-product attention for one query token, step by step (lesson 04's explorer).
 
@@ -60,18 +69,8 @@ def qkv_token_figure(queries, keys, values, tokens: Sequence[str], query: int) -
     fig = make_subplots(
         rows=3, cols=1, vertical_spacing=0.13
     )  # fmt: skip, stacked: readable at phone width too
-    fig.add_trace(
-        go.Bar(x=tokens, y=plots.significant(scores), name="score", showlegend=False,
-               marker=dict(color="#777777", line=dict(color="black", width=0.5)),
-               hovertemplate="key %{x}<br>score %{y:.3f}<extra></extra>"),
-        row=1, col=1,
-    )  # fmt: skip
-    fig.add_trace(
-        go.Bar(x=tokens, y=plots.significant(weights), name="weight", showlegend=False,
-               marker=dict(color="#777777", line=dict(color="black", width=0.5)),
-               hovertemplate="key %{x}<br>weight %{y:.3f}<extra></extra>"),
-        row=2, col=1,
-    )  # fmt: skip
+    for row, (name, values) in enumerate([("score", scores), ("weight", weights)], start=1):
+        fig.add_trace(_grey_bars(tokens, values, name), row=row, col=1)
     hatches = ["", "/", ".", "x", "-", "|", "+", "\\"]
     for j, token in enumerate(tokens):
         fig.add_trace(
