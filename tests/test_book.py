@@ -10,7 +10,7 @@ import plotly.io as pio
 from docutils import nodes
 from sphinx.builders.html._assets import _JavaScript
 
-from course_utils import book, plots
+from course_utils import book, plots, rendering
 
 
 def mime(mime_type, content, cell_index=3, output_index=0):
@@ -24,7 +24,7 @@ def test_plotly_renderer_is_registered_with_myst_nb():
 
 def test_plotly_json_becomes_a_figure_that_uses_the_site_plotly():
     spec = json.loads(pio.to_json(plots.lines([1, 2], {"a": [3, 4]}, title="T", x_title="x", y_title="y")))
-    [node] = book.PlotlyMimeRenderer.handle_mime(None, mime(plots.PLOTLY_MIME, spec), inline=False)
+    [node] = book.PlotlyMimeRenderer.handle_mime(None, mime(rendering.PLOTLY_MIME, spec), inline=False)
     assert isinstance(node, nodes.raw) and node["format"] == "html"
     assert 'id="figure-3-0"' in node.astext() and "plotly-graph-div" in node.astext()
     assert "cdn.plot.ly" not in node.astext()
@@ -35,7 +35,7 @@ def test_plotly_json_becomes_a_figure_that_uses_the_site_plotly():
 
 def test_site_figures_are_labelled_figures_whose_controls_a_screen_reader_reaches():
     spec = json.loads(pio.to_json(plots.lines([1, 2], {"a": [3, 4]}, title="Loss <b>falls</b>", x_title="x", y_title="y")))
-    html = plots.site_figure_html(spec, "f1")
+    html = rendering.site_figure_html(spec, "f1")
     assert 'role="figure" aria-label="Loss falls"' in html  # role="img" would hide sliders and menus
     payload = html.split('data-figure="f1">', 1)[1].removesuffix("</script>")
     assert json.loads(payload)["layout"]["title"]["text"] == "Loss <b>falls</b>"
@@ -43,26 +43,26 @@ def test_site_figures_are_labelled_figures_whose_controls_a_screen_reader_reache
 
 def test_a_site_figure_title_cannot_close_its_script():
     spec = {"data": [], "layout": {"title": {"text": "</script><script>alert(1)"}}}
-    assert "</script><script>" not in plots.site_figure_html(spec, "f1")
+    assert "</script><script>" not in rendering.site_figure_html(spec, "f1")
 
 
 def test_figure_ids_are_unique_across_the_book():
     spec = json.loads(pio.to_json(plots.lines([1, 2], {"a": [3, 4]}, title="T", x_title="x", y_title="y")))
     ids = set()
     for source in ("/book/lessons/04_self_attention.md", "/book/lessons/05_masking.md"):
-        [node] = book.PlotlyMimeRenderer.handle_mime(SimpleNamespace(source=source), mime(plots.PLOTLY_MIME, spec), inline=False)
+        [node] = book.PlotlyMimeRenderer.handle_mime(SimpleNamespace(source=source), mime(rendering.PLOTLY_MIME, spec), inline=False)
         ids.add(node.astext().split('id="', 1)[1].split('"', 1)[0])
     assert ids == {"figure-04_self_attention-3-0", "figure-05_masking-3-0"}
 
 
 def test_plotly_renderer_leaves_other_outputs_to_myst_nb():
     assert book.PlotlyMimeRenderer.handle_mime(None, mime("text/html", "<b>x</b>"), inline=False) is None
-    assert book.PlotlyMimeRenderer.handle_mime(None, mime(plots.PLOTLY_MIME, {"data": []}), inline=True) is None
+    assert book.PlotlyMimeRenderer.handle_mime(None, mime(rendering.PLOTLY_MIME, {"data": []}), inline=True) is None
 
 
 def test_plotly_json_is_preferred_to_its_html_twin_on_html_builders():
     priorities = {(b, m): p for b, m, p in book.PlotlyMimeRenderer.mime_priority_overrides}
-    assert priorities[("html", plots.PLOTLY_MIME)] < 30  # myst-nb's text/html priority
+    assert priorities[("html", rendering.PLOTLY_MIME)] < 30  # myst-nb's text/html priority
 
 
 def test_each_script_is_loaded_once_whatever_its_priority():
@@ -87,14 +87,14 @@ def test_plotly_js_is_added_only_to_pages_with_figures():
     app = SimpleNamespace(add_js_file=lambda name, **kw: added.append(name))
     book._add_plotly_where_needed(app, "p", "page.html", {"body": "<p>no figure</p>"}, None)
     assert added == []
-    book._add_plotly_where_needed(app, "p", "page.html", {"body": plots.site_figure_html({"data": []}, "f")}, None)
+    book._add_plotly_where_needed(app, "p", "page.html", {"body": rendering.site_figure_html({"data": []}, "f")}, None)
     assert added == [book.PLOTLY_JS, book.FIGURES_JS]
 
 
 def test_plotly_js_and_the_figures_script_are_deferred_in_that_order():
     added = []
     app = SimpleNamespace(add_js_file=lambda name, **kw: added.append((name, kw)))
-    book._add_plotly_where_needed(app, "p", "page.html", {"body": plots.site_figure_html({"data": []}, "f")}, None)
+    book._add_plotly_where_needed(app, "p", "page.html", {"body": rendering.site_figure_html({"data": []}, "f")}, None)
     assert [kw.get("defer") for _, kw in added] == ["defer", "defer"]
     assert added[0][1]["priority"] < added[1][1]["priority"]
 

@@ -90,7 +90,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_graph_sees_every_kind_of_import():
     graph = import_graph()
     assert "course_utils.validation" in graph["course_utils.positional"]  # from .validation import positive_int
-    assert "course_utils.plots" in graph["course_utils.env"]  # from . import plots, inside setup_notebook
+    assert "course_utils.data" in graph["course_utils.course_map"]  # from .data import ..., inside a function
     assert "course_utils.widgets" in graph["course_utils.figures.positional"]  # from ..widgets import ...
     assert "course_utils.figures.positional" in graph["course_utils.figures"]  # the package's __init__
     assert "course_utils.checks.engine" in graph["course_utils.checks.rnn"]

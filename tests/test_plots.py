@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_utils import plots
+from course_utils import plots, rendering
 
 
 def payload_of(html: str) -> dict:
@@ -101,9 +101,9 @@ def test_lines_rejects_bad_input(x, series, message):
 
 def test_mimebundle_has_plotly_json_and_html_with_the_same_figure():
     fig = simple_figure()
-    bundle = plots.figure_mimebundle(fig)
-    assert set(bundle) == {plots.PLOTLY_MIME, "text/html"}
-    spec = bundle[plots.PLOTLY_MIME]
+    bundle = rendering.figure_mimebundle(fig)
+    assert set(bundle) == {rendering.PLOTLY_MIME, "text/html"}
+    spec = bundle[rendering.PLOTLY_MIME]
     y = spec["data"][0]["y"]  # numpy arrays travel as plotly.js typed arrays (base64)
     assert y["dtype"] == "f8"
     np.testing.assert_array_equal(np.frombuffer(base64.b64decode(y["bdata"]), dtype="<f8"), [1, 4, 9])
@@ -111,32 +111,32 @@ def test_mimebundle_has_plotly_json_and_html_with_the_same_figure():
 
 
 def test_mimebundle_div_ids_are_deterministic_digests():
-    first, second = plots.figure_mimebundle(simple_figure()), plots.figure_mimebundle(simple_figure())
+    first, second = rendering.figure_mimebundle(simple_figure()), rendering.figure_mimebundle(simple_figure())
     id1 = re.search(r'id="(fig-\d+-[0-9a-f]{10})"', first["text/html"]).group(1)
     id2 = re.search(r'id="(fig-\d+-[0-9a-f]{10})"', second["text/html"]).group(1)
     assert id1.split("-")[2] == id2.split("-")[2]  # same figure, same digest
     assert int(id2.split("-")[1]) == int(id1.split("-")[1]) + 1  # next figure of this kernel
-    other = plots.figure_mimebundle(simple_figure(title="other"))["text/html"]
+    other = rendering.figure_mimebundle(simple_figure(title="other"))["text/html"]
     assert id1.split("-")[2] not in other
 
 
 def test_mimebundle_rejects_non_figures():
     with pytest.raises(TypeError, match="expected a plotly.graph_objects.Figure, got dict"):
-        plots.figure_mimebundle({"data": []})
+        rendering.figure_mimebundle({"data": []})
 
 
 def test_html_fetches_plotly_only_where_the_page_has_none():
     spec = json.loads(pio.to_json(simple_figure()))
-    colab = plots.figure_html(spec, "fig-a")
-    site = plots.figure_html(spec, "fig-a", fetch_plotly_js=False)
-    assert "if (window.Plotly)" in colab and f"plotly-{plots.get_plotlyjs_version()}.min.js" in colab
+    colab = rendering.figure_html(spec, "fig-a")
+    site = rendering.figure_html(spec, "fig-a", fetch_plotly_js=False)
+    assert "if (window.Plotly)" in colab and f"plotly-{rendering.get_plotlyjs_version()}.min.js" in colab
     assert "cdn.plot.ly" not in site and "createElement" not in site
     assert 'Plotly.newPlot("fig-a"' in site
 
 
 def test_html_cannot_be_broken_out_of_by_a_title():
     spec = json.loads(pio.to_json(simple_figure(title="</script><script>alert(1)</script>")))
-    html = plots.figure_html(spec, "fig-x", fetch_plotly_js=False)
+    html = rendering.figure_html(spec, "fig-x", fetch_plotly_js=False)
     assert html.count("</script>") == 1
     assert payload_of(html)["layout"]["title"]["text"] == "</script><script>alert(1)</script>"
 
@@ -144,20 +144,20 @@ def test_html_cannot_be_broken_out_of_by_a_title():
 @pytest.mark.parametrize("bad", ["1fig", "fig a", 'x"><script>', ""])
 def test_html_rejects_bad_div_ids(bad):
     with pytest.raises(ValueError, match="expected an HTML id"):
-        plots.figure_html({"data": []}, bad)
+        rendering.figure_html({"data": []}, bad)
 
 
 def test_html_rejects_non_specs():
     with pytest.raises(ValueError, match="expected a figure spec"):
-        plots.figure_html([], "fig-a")
+        rendering.figure_html([], "fig-a")
 
 
 def test_course_renderer_is_used_by_figures_in_a_kernel():
-    plots.use_course_renderer()
-    plots.use_course_renderer()  # idempotent
-    assert pio.renderers.default == plots.RENDERER_NAME
+    rendering.use_course_renderer()
+    rendering.use_course_renderer()  # idempotent
+    assert pio.renderers.default == rendering.RENDERER_NAME
     bundle = simple_figure()._repr_mimebundle_()
-    assert set(bundle) == {plots.PLOTLY_MIME, "text/html"}
+    assert set(bundle) == {rendering.PLOTLY_MIME, "text/html"}
 
 
 @settings(max_examples=25, deadline=None)
@@ -165,7 +165,7 @@ def test_course_renderer_is_used_by_figures_in_a_kernel():
 def test_html_payload_round_trips_any_data_and_title(ys, title):
     fig = go.Figure(go.Scatter(y=ys), layout=dict(title=dict(text=title)))
     spec = json.loads(pio.to_json(fig, engine="json"))
-    payload = payload_of(plots.figure_html(spec, "fig-h", fetch_plotly_js=False))
+    payload = payload_of(rendering.figure_html(spec, "fig-h", fetch_plotly_js=False))
     assert payload["data"] == spec["data"]
     assert payload["layout"].get("title", {}).get("text", "") == title
 
@@ -191,10 +191,10 @@ def test_last_bit_differences_do_not_change_a_figure():
 
 def test_figure_is_labelled_by_its_title_for_screen_readers():
     spec = json.loads(pio.to_json(simple_figure(title='Vanishing <b>"gradients"</b><br>over distance')))
-    assert plots.figure_title(spec) == 'Vanishing "gradients" over distance'
-    html = plots.figure_html(spec, "fig-a")
+    assert rendering.figure_title(spec) == 'Vanishing "gradients" over distance'
+    html = rendering.figure_html(spec, "fig-a")
     assert 'role="img" aria-label="Vanishing &quot;gradients&quot; over distance"' in html
-    assert 'aria-label="interactive figure"' in plots.figure_html({"data": []}, "fig-b")
+    assert 'aria-label="interactive figure"' in rendering.figure_html({"data": []}, "fig-b")
 
 
 def test_log_axes_write_powers_of_ten_not_si_prefixes():

@@ -8,7 +8,8 @@ module                 used   what it holds
 =====================  =====  ========================================================
 ``env``                00-08  seeds, device, Colab and hub detection, setup_notebook
 ``data``               00-08  the running example "I love NLP", the course corpus
-``plots``              00-08  plotly figure builders, one palette, the course renderer
+``plots``              00-08  plotly figure builders, one palette
+``rendering``          00-08  the course renderer: figures in notebooks and on the site
 ``tables``             01-08  labelled text tables of vectors
 ``quiz``               01-08  the self-check quiz at the end of a lesson
 ``checks``             00-08  exercise checkers, one module per topic

@@ -9,7 +9,7 @@ Listed in ``_config.yml`` under ``sphinx.extra_extensions``. It
   trace types the course draws, 1.5 MB instead of the full 4.8 MB), fetched from the npm registry by
   ``make install`` (:func:`fetch_plotly_bundle`), and loads it deferred (it blocks no rendering)
   on the pages that hold a plotly figure and only those, with ``_static/course-figures.js``, which
-  draws each figure fitted to its width (:func:`course_utils.plots.site_figure_html`);
+  draws each figure fitted to its width (:func:`course_utils.rendering.site_figure_html`);
 - serves MathJax from the site itself (MathJax 3, bundled with ``sphinx-mathjax-offline``),
   loaded on the pages that hold a formula and only those;
 - adds the course's small stylesheet (``_static/course.css``);
@@ -38,7 +38,7 @@ from pathlib import Path
 
 from docutils import nodes
 
-from .plots import PLOTLY_MIME, site_figure_html
+from .rendering import PLOTLY_MIME, site_figure_html
 
 COLAB_BADGE_URL = "https://colab.research.google.com/assets/colab-badge.svg"
 STATIC_DIR = Path(__file__).parent / "static"

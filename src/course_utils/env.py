@@ -15,6 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from .rendering import use_course_renderer
+
 DEFAULT_SEED = 0
 HUB_HOST = "huggingface.co"
 LIVE_WIDGETS_ENV = "COURSE_UTILS_LIVE_WIDGETS"  # "1": always the live app, "0": always the twin
@@ -152,7 +154,7 @@ def setup_notebook(seed: int = DEFAULT_SEED) -> None:
 
     - seeds Python, numpy and torch with ``seed`` (:func:`seed_everything`);
     - makes every plotly figure render through the course renderer, which draws on the static
-      site, in Colab and in Jupyter alike (:func:`course_utils.plots.use_course_renderer`);
+      site, in Colab and in Jupyter alike (:func:`course_utils.rendering.use_course_renderer`);
     - prints numpy arrays compactly (4 decimals), so tables in the lessons stay readable;
     - when no person is watching (the lesson executor, ``jupyter-book``, nbval), turns off the
       Hugging Face progress bars ("Loading weights", "Writing model shards"): they would be
@@ -161,10 +163,8 @@ def setup_notebook(seed: int = DEFAULT_SEED) -> None:
     It prints nothing, so its output is the same on every machine; the welcome lesson shows the
     environment (versions, device, hub) explicitly.
     """
-    from . import plots
-
     seed_everything(seed)
-    plots.use_course_renderer()
+    use_course_renderer()
     if not interactive_frontend():  # read by huggingface_hub and transformers when imported
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     np.set_printoptions(precision=4, suppress=True, linewidth=100)

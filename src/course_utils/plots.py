@@ -1,36 +1,17 @@
-"""Plotly figure builders with one colour-blind-safe palette, and the course's figure renderer.
+"""Plotly figure builders with one colour-blind-safe palette.
 
 Builders return ``plotly.graph_objects.Figure`` objects; lessons show them by leaving the figure as
-the last expression of a cell (or with ``fig.show()``).
-
-Why a renderer of our own? Inside a kernel, plotly ≥ 6.1 emits only its JSON mime type
-(``application/vnd.plotly.v1+json``). JupyterLab and VS Code draw that, but Jupyter Book, Colab
-and GitHub do not: the book shows a blank gap. The ``"course"`` renderer emits both:
-
-- the JSON mime type, drawn natively by JupyterLab and VS Code;
-- ``text/html``: a ``<div>`` and a short script that draws the figure with the page's own
-  ``Plotly`` object. On the book's site plotly.js is served by the site itself, once per page
-  (see :mod:`course_utils.book`). Where a page has no ``Plotly`` (Colab's output frames), the
-  script loads the matching plotly.js before drawing.
-
-Div ids are derived from the figure and a per-kernel counter, so re-running a notebook gives
-byte-identical outputs (needed by nbval's strict comparison).
+the last expression of a cell (or with ``fig.show()``), drawn by the course's renderer
+(:mod:`course_utils.rendering`). Each lesson's own figures are in :mod:`course_utils.figures`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import html
-import itertools
-import json
-import re
 from typing import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io as pio
-from plotly.io._base_renderers import MimetypeRenderer
-from plotly.offline import get_plotlyjs_version
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour-vision
 # deficiency. Lines also differ by dash style, so figures read in greyscale too.
@@ -55,9 +36,6 @@ TEMPLATE = "plotly_white"
 # (committed notebook outputs are compared exactly by nbval).
 SIGNIFICANT_DIGITS = 6
 
-RENDERER_NAME = "course"
-PLOTLY_MIME = "application/vnd.plotly.v1+json"
-_figure_counter = itertools.count(1)
 
 
 def significant(values, digits: int = SIGNIFICANT_DIGITS) -> np.ndarray:
@@ -90,7 +68,7 @@ def _style(fig: go.Figure, title: str, x_title: str, y_title: str, height: int) 
     return fig
 
 
-def _require_text(name: str, value: str) -> None:
+def require_text(name: str, value: str) -> None:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"expected a non-empty string for {name}, got {value!r}")
 
@@ -131,7 +109,7 @@ def heatmap(
             f"expected values of shape (len(y_labels)={len(y_labels)}, len(x_labels)={len(x_labels)}), got {z.shape}"
         )
     for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
-        _require_text(name, text)
+        require_text(name, text)
     if blocked is not None:
         blocked = _blocked_cells(blocked, z.shape)
         z = np.where(blocked, np.nan, z)  # a gap: no colour, no text, not in the colour scale
@@ -182,7 +160,7 @@ def blocked_cells_trace(blocked, x: Sequence[str], y: Sequence[str], *, text: st
     ``True``, a gap (nothing) elsewhere. :func:`heatmap` adds it when given ``blocked``.
     """
     blocked = _blocked_cells(blocked, (len(y), len(x)))
-    _require_text("text", text)
+    require_text("text", text)
     return go.Heatmap(
         z=np.where(blocked, 0.0, np.nan),
         x=list(x),
@@ -233,7 +211,7 @@ def lines(
     if not series:
         raise ValueError("expected at least one series, got none")
     for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
-        _require_text(name, text)
+        require_text(name, text)
     fig = go.Figure()
     for i, (name, ys) in enumerate(series.items()):
         ys = significant(ys)
@@ -282,7 +260,7 @@ def scatter(
         raise ValueError(f"expected one label and one group per point: {len(xy)} points, "
                          f"{len(labels)} labels, {len(groups)} groups")
     for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
-        _require_text(name, text)
+        require_text(name, text)
     fig = go.Figure()
     for i, group in enumerate(dict.fromkeys(groups)):
         rows = [j for j, g in enumerate(groups) if g == group]
@@ -318,7 +296,7 @@ def curve_groups(
     if not groups or not all(len(runs) for runs in groups.values()):
         raise ValueError("expected at least one group, each with at least one run")
     for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
-        _require_text(name, text)
+        require_text(name, text)
     fig = go.Figure()
     for i, (name, runs) in enumerate(groups.items()):
         for j, ys in enumerate(runs):
@@ -355,7 +333,7 @@ def seed_spread(
     if not values or not all(values.values()):
         raise ValueError("expected at least one setting, each with at least one method")
     for name, text in (("title", title), ("x_title", x_title), ("y_title", y_title)):
-        _require_text(name, text)
+        require_text(name, text)
     methods = list(dict.fromkeys(m for by_method in values.values() for m in by_method))
     fig = go.Figure()
     for i, method in enumerate(methods):
@@ -380,202 +358,6 @@ def seed_spread(
     return _style(fig, title, x_title, y_title, height)
 
 # --------------------------------------------------------------------------------------------
-# The renderer
-
-
-def _figure_payload(spec: dict, div_id: str) -> str:
-    """``spec`` (``data``, ``layout``) as JSON that can sit inside a ``<script>`` element."""
-    if not isinstance(spec, dict) or "data" not in spec:
-        raise ValueError("expected a figure spec: a dict with 'data' (and usually 'layout')")
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", div_id):
-        raise ValueError(f"expected an HTML id (letters, digits, '-' and '_'), got {div_id!r}")
-    return json.dumps(
-        {"data": spec.get("data", []), "layout": spec.get("layout", {}), "config": {"responsive": True}},
-        sort_keys=True,
-        separators=(",", ":"),
-    ).replace("</", "<\\/")  # a figure title cannot close the script tag
-
-
-def _figure_label(spec: dict) -> str:
-    return html.escape(figure_title(spec) or "interactive figure", quote=True)
-
-
-def figure_html(spec: dict, div_id: str, *, fetch_plotly_js: bool = True) -> str:
-    """The HTML of a figure in a notebook: a ``<div>`` and a script that draws it with the page's ``Plotly``.
-
-    ``spec`` is the figure as a JSON-ready dict (``data``, ``layout``). With ``fetch_plotly_js``
-    the script loads the matching plotly.js itself when the page has none (Colab's output frames).
-    The book's site draws its figures with :func:`site_figure_html` instead.
-    """
-    payload = _figure_payload(spec, div_id)
-    height = spec.get("layout", {}).get("height") or 450
-    draw = f'Plotly.newPlot("{div_id}", fig.data, fig.layout, fig.config);'
-    if fetch_plotly_js:
-        plotly_js = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
-        draw = (
-            f"var draw = function () {{ {draw} }};\n"
-            "  if (window.Plotly) { draw(); return; }\n"
-            "  // No plotly.js on this page (e.g. a Colab output frame): fetch it, then draw.\n"
-            '  var script = document.createElement("script");\n'
-            f'  script.src = "{plotly_js}";\n'
-            "  script.onload = draw;\n"
-            "  document.head.appendChild(script);"
-        )
-    return (
-        f'<div id="{div_id}" class="plotly-graph-div course-figure" role="img" aria-label="{_figure_label(spec)}" '
-        f'style="height:{height}px; width:100%;"></div>\n'
-        '<script type="text/javascript">\n'
-        "(function () {\n"
-        f"  var fig = {payload};\n"
-        f"  {draw}\n"
-        "})();\n"
-        "</script>"
-    )
-
-
-def site_figure_html(spec: dict, div_id: str) -> str:
-    """The HTML of a figure on the book's site: a ``<div>`` and the figure's spec as JSON.
-
-    The site's deferred ``course-figures.js`` (:mod:`course_utils.book`) draws every figure once
-    plotly.js has loaded, fitted to the width the figure gets. The ``<div>`` is a labelled
-    ``role="figure"``: a figure may hold sliders and menus, which a screen reader must reach
-    (``role="img"`` would hide them). Its height is reserved, so the page does not jump.
-    """
-    payload = _figure_payload(spec, div_id)
-    height = spec.get("layout", {}).get("height") or 450
-    return (
-        f'<div id="{div_id}" class="plotly-graph-div course-figure" role="figure" '
-        f'aria-label="{_figure_label(spec)}" style="height:{height}px; width:100%;"></div>\n'
-        f'<script type="application/json" class="course-figure-spec" data-figure="{div_id}">{payload}</script>'
-    )
-
-
-def figure_title(spec: dict) -> str:
-    """The title of a figure spec as plain text (tags such as ``<br>`` become spaces)."""
-    title = spec.get("layout", {}).get("title", "")
-    text = title.get("text", "") if isinstance(title, dict) else str(title or "")
-    return " ".join(re.sub(r"<[^>]+>", " ", text).split())
-
-
-def figure_mimebundle(fig: go.Figure) -> dict[str, object]:
-    """The mime bundle the course renderer displays for ``fig``.
-
-    Keys: ``application/vnd.plotly.v1+json`` (JupyterLab, VS Code) and ``text/html`` (the book,
-    Colab). The div id is ``fig-<n>-<digest>``: the n-th figure of this kernel and a digest of the
-    figure, so a notebook run from a fresh kernel always produces the same bytes.
-    """
-    if not isinstance(fig, go.Figure):
-        raise TypeError(f"expected a plotly.graph_objects.Figure, got {type(fig).__name__}")
-    spec = json.loads(pio.to_json(fig, validate=False, engine="json"))
-    digest = hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:10]
-    div_id = f"fig-{next(_figure_counter)}-{digest}"
-    return {
-        PLOTLY_MIME: {"data": spec.get("data", []), "layout": spec.get("layout", {}), "config": {}},
-        "text/html": figure_html(spec, div_id),
-    }
-
-
-class CourseRenderer(MimetypeRenderer):
-    """Plotly renderer emitting :func:`figure_mimebundle`; registered as ``"course"``."""
-
-    def to_mimebundle(self, fig_dict: dict) -> dict[str, object]:
-        return figure_mimebundle(go.Figure(fig_dict))
-
-
-def use_course_renderer() -> None:
-    """Register the ``"course"`` renderer and make it plotly's default (idempotent)."""
-    pio.renderers[RENDERER_NAME] = CourseRenderer()
-    pio.renderers.default = RENDERER_NAME
-
-
-# --------------------------------------------------------------------------------------------
-# Attention as information flow (lesson 04)
-
-
-def attention_flow(
-    weights,
-    tokens: Sequence[str],
-    *,
-    title: str,
-    key_tokens: Sequence[str] | None = None,
-    top_k: int = 2,
-    max_width: float = 16.0,
-    height: int | None = None,
-) -> go.Figure:
-    """Where each token reads from: its ``top_k`` strongest attention weights drawn as lines.
-
-    ``weights`` has shape ``(T_q, T_k)``: row ``i`` holds the weights of the query token
-    ``tokens[i]`` over the key tokens ``key_tokens`` (default: ``tokens``, as in self-attention).
-    Query tokens form the left column and key tokens the right column, both in sentence order from
-    top to bottom. Each query token is joined to its ``top_k`` largest weights (ties: the earlier
-    key) by lines in its own palette colour whose width is proportional to the weight (a weight of 1
-    is ``max_width`` pixels wide), so the figure reads without colour too; hovering over the middle
-    of a line shows the weight. One legend entry per query token shows or hides its lines.
-    """
-    w = significant(weights)
-    if w.ndim != 2:
-        raise ValueError(f"expected weights of shape (T_q, T_k), got an array of shape {w.shape}")
-    keys = list(tokens) if key_tokens is None else list(key_tokens)
-    if w.shape != (len(tokens), len(keys)):
-        raise ValueError(
-            f"expected weights of shape (len(tokens)={len(tokens)}, len(key_tokens)={len(keys)}), got {w.shape}"
-        )
-    if w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("expected non-empty, finite, non-negative attention weights (a softmax output)")
-    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k <= len(keys):
-        raise ValueError(f"expected top_k to be an integer from 1 to T_k={len(keys)}, got {top_k!r}")
-    if not max_width > 0:
-        raise ValueError(f"expected a positive max_width (pixels), got {max_width!r}")
-    _require_text("title", title)
-    fig = go.Figure()
-    for i, query in enumerate(tokens):
-        strongest = np.argsort(-w[i], kind="stable")[:top_k]  # (top_k,) key indices, largest first
-        for rank, j in enumerate(strongest):
-            fig.add_trace(
-                go.Scatter(
-                    x=[0.0, 0.5, 1.0],
-                    y=[float(i), (i + j) / 2, float(j)],
-                    mode="lines",
-                    line=dict(color=color(i), dash=DASHES[i % len(DASHES)], width=max(0.5, float(max_width * w[i, j]))),
-                    opacity=0.75,
-                    name=str(query),
-                    legendgroup=f"query {i}",
-                    showlegend=bool(rank == 0),
-                    hovertemplate=f"{html.escape(str(query))} → {html.escape(str(keys[j]))}: "
-                    f"weight {w[i, j]:.3f}<extra></extra>",
-                )
-            )
-    for x, labels, side, name in ((0.0, list(tokens), "middle left", "queries"), (1.0, keys, "middle right", "keys")):
-        fig.add_trace(
-            go.Scatter(
-                x=[x] * len(labels),
-                y=[float(k) for k in range(len(labels))],
-                mode="markers+text",
-                text=[str(label) for label in labels],
-                textposition=side,
-                marker=dict(size=12, color="white", line=dict(width=2, color="black")),
-                name=name,
-                showlegend=False,
-                hoverinfo="skip",
-            )
-        )
-    rows = max(len(tokens), len(keys))
-    for x, text in ((0.0, "query: reads from →"), (1.0, "key: is read")):
-        fig.add_annotation(x=x, y=-0.9, text=f"<b>{text}</b>", showarrow=False, xref="x", yref="y")
-    fig.update_xaxes(visible=False, range=[-0.55, 1.55])
-    fig.update_yaxes(visible=False, range=[rows - 0.4, -1.3])  # token 0 on top
-    fig.update_layout(
-        title=dict(text=title, x=0.02, xanchor="left"),
-        template=TEMPLATE,
-        height=height or max(320, 110 + 46 * rows),
-        margin=dict(l=30, r=30, t=60, b=20),
-        font=dict(size=13),
-        legend=dict(title=dict(text="query token"), itemclick="toggle"),
-    )
-    return fig
-
-
-# --------------------------------------------------------------------------------------------
 # Boxes and arrows: a training flow (lesson 07)
 
 
@@ -597,10 +379,10 @@ def flow_diagram(
     to_label)`` pairs, drawn from centre to centre, stopping short of the boxes. Hovering over a
     box shows its label, so the figure reads without colour too.
     """
-    _require_text("title", title)
+    require_text("title", title)
     where = {}
     for label, x, y in boxes:
-        _require_text("a box's label", label)
+        require_text("a box's label", label)
         if label in where:
             raise ValueError(f"expected every box's label once, got {label!r} twice")
         if not (0 <= x <= 1 and 0 <= y <= 1):

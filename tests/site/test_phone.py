@@ -95,7 +95,7 @@ def test_the_plotly_bundle_has_every_trace_type_the_lessons_draw(browser, base_u
     """The site's partial plotly.js registers each trace type found in the committed lesson outputs."""
     import nbformat
 
-    from course_utils.plots import PLOTLY_MIME
+    from course_utils.rendering import PLOTLY_MIME
 
     used = {
         trace.get("type", "scatter")

@@ -11,7 +11,8 @@ module                  lesson  what it draws
 ``rnn``                 01      the RNN's sequential steps against attention's one step
 ``positional``          03      one position's sinusoidal encoding, in its table; its explorer;
                                 a token embedding plus position encodings, in two dimensions
-``self_attention``      04      one query's scores, weights and output; the query explorer
+``self_attention``      04      one query's scores, weights and output; the query explorer;
+                                where each token reads from (attention as information flow)
 ``masking``             05      scores before and after a padding or causal mask; its explorer
 ``pattern_finder``      06      each attention head's behaviours (previous token, [CLS], ...)
 ``attention_explorer``  06      every head's attention map, live or kernel-free
@@ -40,7 +41,7 @@ from .pattern_finder import (
 )
 from .positional import embedding_plus_position_figure, positional_encoding_figure, positional_explorer
 from .rnn import sequential_steps_figure
-from .self_attention import qkv_explorer, qkv_token_figure
+from .self_attention import attention_flow, qkv_explorer, qkv_token_figure
 
 __all__ = [
     "BEHAVIOURS",
@@ -49,6 +50,7 @@ __all__ = [
     "PreparedText",
     "RankedHead",
     "architecture_figure",
+    "attention_flow",
     "attention_maps",
     "attention_samples",
     "average_behaviours",

@@ -1,13 +1,14 @@
-"""Lesson 04's figure and explorer: scaled dot-product attention for one query token, step by step.
+"""Lesson 04's figures and explorer: scaled dot-product attention for one query token, step by step.
 
 :func:`qkv_token_figure` draws one query's scores ``q · k / sqrt(d_k)``, their softmax and the
 weighted sum of the values; :func:`qkv_explorer` offers every token as the query in a dropdown
-(a :class:`course_utils.widgets.Explorer`).
+(a :class:`course_utils.widgets.Explorer`); :func:`attention_flow` draws where each token reads from.
 """
 
 from __future__ import annotations
 
 import functools
+import html
 from typing import Sequence
 
 import numpy as np
@@ -17,7 +18,7 @@ from plotly.subplots import make_subplots
 from .. import plots
 from ..widgets import Choice, Explorer
 
-__all__ = ["qkv_token_figure", "qkv_explorer"]
+__all__ = ["attention_flow", "qkv_explorer", "qkv_token_figure"]
 
 
 def _check_qkv(queries, keys, values, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -123,3 +124,86 @@ def qkv_explorer(queries, keys, values, tokens: Sequence[str], *, default: int =
     draw = functools.partial(qkv_token_figure, q, k, v, tokens)
     options = {f"{i}: {token}": i for i, token in enumerate(tokens)}
     return Explorer(draw, [Choice("query", options, default=default, label="query token")])
+
+
+def attention_flow(
+    weights,
+    tokens: Sequence[str],
+    *,
+    title: str,
+    key_tokens: Sequence[str] | None = None,
+    top_k: int = 2,
+    max_width: float = 16.0,
+    height: int | None = None,
+) -> go.Figure:
+    """Where each token reads from: its ``top_k`` strongest attention weights drawn as lines.
+
+    ``weights`` has shape ``(T_q, T_k)``: row ``i`` holds the weights of the query token
+    ``tokens[i]`` over the key tokens ``key_tokens`` (default: ``tokens``, as in self-attention).
+    Query tokens form the left column and key tokens the right column, both in sentence order from
+    top to bottom. Each query token is joined to its ``top_k`` largest weights (ties: the earlier
+    key) by lines in its own palette colour whose width is proportional to the weight (a weight of 1
+    is ``max_width`` pixels wide), so the figure reads without colour too; hovering over the middle
+    of a line shows the weight. One legend entry per query token shows or hides its lines.
+    """
+    w = plots.significant(weights)
+    if w.ndim != 2:
+        raise ValueError(f"expected weights of shape (T_q, T_k), got an array of shape {w.shape}")
+    keys = list(tokens) if key_tokens is None else list(key_tokens)
+    if w.shape != (len(tokens), len(keys)):
+        raise ValueError(
+            f"expected weights of shape (len(tokens)={len(tokens)}, len(key_tokens)={len(keys)}), got {w.shape}"
+        )
+    if w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("expected non-empty, finite, non-negative attention weights (a softmax output)")
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k <= len(keys):
+        raise ValueError(f"expected top_k to be an integer from 1 to T_k={len(keys)}, got {top_k!r}")
+    if not max_width > 0:
+        raise ValueError(f"expected a positive max_width (pixels), got {max_width!r}")
+    plots.require_text("title", title)
+    fig = go.Figure()
+    for i, query in enumerate(tokens):
+        strongest = np.argsort(-w[i], kind="stable")[:top_k]  # (top_k,) key indices, largest first
+        for rank, j in enumerate(strongest):
+            fig.add_trace(
+                go.Scatter(
+                    x=[0.0, 0.5, 1.0],
+                    y=[float(i), (i + j) / 2, float(j)],
+                    mode="lines",
+                    line=dict(color=plots.color(i), dash=plots.DASHES[i % len(plots.DASHES)], width=max(0.5, float(max_width * w[i, j]))),
+                    opacity=0.75,
+                    name=str(query),
+                    legendgroup=f"query {i}",
+                    showlegend=bool(rank == 0),
+                    hovertemplate=f"{html.escape(str(query))} → {html.escape(str(keys[j]))}: "
+                    f"weight {w[i, j]:.3f}<extra></extra>",
+                )
+            )
+    for x, labels, side, name in ((0.0, list(tokens), "middle left", "queries"), (1.0, keys, "middle right", "keys")):
+        fig.add_trace(
+            go.Scatter(
+                x=[x] * len(labels),
+                y=[float(k) for k in range(len(labels))],
+                mode="markers+text",
+                text=[str(label) for label in labels],
+                textposition=side,
+                marker=dict(size=12, color="white", line=dict(width=2, color="black")),
+                name=name,
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
+    rows = max(len(tokens), len(keys))
+    for x, text in ((0.0, "query: reads from →"), (1.0, "key: is read")):
+        fig.add_annotation(x=x, y=-0.9, text=f"<b>{text}</b>", showarrow=False, xref="x", yref="y")
+    fig.update_xaxes(visible=False, range=[-0.55, 1.55])
+    fig.update_yaxes(visible=False, range=[rows - 0.4, -1.3])  # token 0 on top
+    fig.update_layout(
+        title=dict(text=title, x=0.02, xanchor="left"),
+        template=plots.TEMPLATE,
+        height=height or max(320, 110 + 46 * rows),
+        margin=dict(l=30, r=30, t=60, b=20),
+        font=dict(size=13),
+        legend=dict(title=dict(text="query token"), itemclick="toggle"),
+    )
+    return fig

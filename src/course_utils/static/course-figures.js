@@ -2,7 +2,7 @@
  *
  * Loaded deferred, after the page's partial plotly.js bundle (see course_utils.book). Every figure
  * is a <div class="course-figure"> followed by <script type="application/json"> holding its spec
- * (data, layout, config), written by course_utils.plots.site_figure_html. Before drawing, the
+ * (data, layout, config), written by course_utils.rendering.site_figure_html. Before drawing, the
  * spec is fitted to the figure's width:
  *
  * - the title wraps at word boundaries (and the top margin grows by the added lines);

@@ -1,4 +1,4 @@
-"""course_utils.plots.attention_flow: the information-flow diagram of lesson 04."""
+"""course_utils.figures.attention_flow: the information-flow diagram of lesson 04."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_utils import attention, plots
+from course_utils import attention, figures, plots, rendering
 
 TOKENS = ["[CLS]", "I", "love", "NLP", "[SEP]"]
 
@@ -23,7 +23,7 @@ def seeded_weights(seed=0, shape=(5, 5)):
 
 def test_each_query_is_joined_to_its_strongest_keys_largest_first():
     weights = seeded_weights()
-    fig = plots.attention_flow(weights, TOKENS, title="T", top_k=2)
+    fig = figures.attention_flow(weights, TOKENS, title="T", top_k=2)
     found = edges(fig)
     assert len(found) == 5 * 2
     for i in range(5):
@@ -33,7 +33,7 @@ def test_each_query_is_joined_to_its_strongest_keys_largest_first():
 
 def test_line_width_is_proportional_to_the_weight():
     weights = seeded_weights(1)
-    fig = plots.attention_flow(weights, TOKENS, title="T", top_k=3, max_width=10.0)
+    fig = figures.attention_flow(weights, TOKENS, title="T", top_k=3, max_width=10.0)
     for i, j, width in edges(fig):
         assert width == pytest.approx(max(0.5, 10.0 * plots.significant(weights[i, j])))
     widths = [w for _, _, w in edges(fig)]
@@ -42,7 +42,7 @@ def test_line_width_is_proportional_to_the_weight():
 
 def test_hover_names_the_pair_and_the_weight_and_colours_follow_the_query():
     weights = np.array([[0.9, 0.1], [0.25, 0.75]])
-    fig = plots.attention_flow(weights, ["it", "cat"], title="T", top_k=1)
+    fig = figures.attention_flow(weights, ["it", "cat"], title="T", top_k=1)
     lines = [t for t in fig.data if t.mode == "lines"]
     assert [t.hovertemplate for t in lines] == [
         "it → it: weight 0.900<extra></extra>",
@@ -53,14 +53,14 @@ def test_hover_names_the_pair_and_the_weight_and_colours_follow_the_query():
 
 
 def test_one_legend_entry_per_query_token():
-    fig = plots.attention_flow(seeded_weights(2), TOKENS, title="T", top_k=3)
+    fig = figures.attention_flow(seeded_weights(2), TOKENS, title="T", top_k=3)
     shown = [t.name for t in fig.data if t.mode == "lines" and t.showlegend]
     assert shown == TOKENS
 
 
 def test_both_columns_of_tokens_are_labelled_and_token_zero_is_on_top():
     keys = ["a", "b", "c"]
-    fig = plots.attention_flow(seeded_weights(3, (2, 3)), ["x", "y"], key_tokens=keys, title="T", top_k=1)
+    fig = figures.attention_flow(seeded_weights(3, (2, 3)), ["x", "y"], key_tokens=keys, title="T", top_k=1)
     columns = {t.name: t for t in fig.data if t.mode == "markers+text"}
     assert list(columns["queries"].text) == ["x", "y"] and set(columns["queries"].x) == {0.0}
     assert list(columns["keys"].text) == keys and set(columns["keys"].x) == {1.0}
@@ -70,7 +70,7 @@ def test_both_columns_of_tokens_are_labelled_and_token_zero_is_on_top():
 
 
 def test_ties_go_to_the_earlier_key():
-    fig = plots.attention_flow(np.full((1, 4), 0.25), ["q"], key_tokens=list("abcd"), title="T", top_k=2)
+    fig = figures.attention_flow(np.full((1, 4), 0.25), ["q"], key_tokens=list("abcd"), title="T", top_k=2)
     assert [j for _, j, _ in edges(fig)] == [0, 1]
 
 
@@ -79,7 +79,7 @@ def test_ties_go_to_the_earlier_key():
 def test_any_softmax_output_draws_top_k_lines_per_query(t_q, t_k, seed, data):
     top_k = data.draw(st.integers(1, t_k))
     weights = seeded_weights(seed, (t_q, t_k))
-    fig = plots.attention_flow(
+    fig = figures.attention_flow(
         weights, [f"q{i}" for i in range(t_q)], key_tokens=[f"k{j}" for j in range(t_k)], title="T", top_k=top_k
     )
     found = edges(fig)
@@ -105,9 +105,9 @@ def test_any_softmax_output_draws_top_k_lines_per_query(t_q, t_k, seed, data):
 )
 def test_bad_input_is_refused_with_a_clear_message(weights, kwargs, message):
     with pytest.raises(ValueError, match=message):
-        plots.attention_flow(weights, TOKENS, **{"title": "T", **kwargs})
+        figures.attention_flow(weights, TOKENS, **{"title": "T", **kwargs})
 
 
 def test_the_figure_goes_through_the_course_renderer():
-    bundle = plots.figure_mimebundle(plots.attention_flow(seeded_weights(), TOKENS, title="Flow"))
+    bundle = rendering.figure_mimebundle(figures.attention_flow(seeded_weights(), TOKENS, title="Flow"))
     assert 'aria-label="Flow"' in bundle["text/html"]
