@@ -43,3 +43,18 @@ def test_bad_values_are_named_in_the_error(check, bad):
 
 
 
+
+
+def test_array_with_axes_learns_sizes_then_enforces_them():
+    sizes: dict[str, int] = {}
+    W = validation.array_with_axes("W_xh", np.ones((3, 4)), ("D_in", "D_h"), sizes)
+    assert W.dtype == np.float64 and sizes == {"D_in": 3, "D_h": 4}
+    validation.array_with_axes("b_h", np.ones(16), ("4*D_h",), sizes)  # 4 gates of D_h
+    with pytest.raises(ValueError, match=r"^expected W_hh of shape \(D_h, D_h\)=\(4, 4\), got \(4, 5\)$"):
+        validation.array_with_axes("W_hh", np.ones((4, 5)), ("D_h", "D_h"), sizes)
+    with pytest.raises(ValueError, match=r"a 1-D array, got shape \(2, 2\)"):
+        validation.array_with_axes("b", np.ones((2, 2)), ("D_h",), sizes)
+    with pytest.raises(ValueError, match="6 is not a multiple of 4"):
+        validation.array_with_axes("b", np.ones(6), ("4*H",), {})
+    with pytest.raises(TypeError, match="expected x to be a numeric array, got dict"):
+        validation.array_with_axes("x", {}, ("T",), {})

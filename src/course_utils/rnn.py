@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 import numpy as np
 
 from .encoder_pieces import encoder_layer_param_count
-from .validation import positive_int
+from .validation import array_with_axes, positive_int
 
 if TYPE_CHECKING:  # torch is imported lazily: the numpy functions do not need it
     import torch
@@ -99,51 +99,7 @@ class Timings(NamedTuple):
 
 
 # --------------------------------------------------------------------------------------------
-# Input validation
-
-
-def _shape_text(axes: Sequence[str], sizes: dict[str, int]) -> str:
-    """``(D_h, D_h)=(4, 4)``; an axis whose size is not known yet is shown by its name."""
-    comma = "," if len(axes) == 1 else ""
-    names = ", ".join(axes) + comma
-    known = ", ".join(str(_expected_size(axis, sizes) or axis) for axis in axes) + comma
-    return f"({names})" if names == known else f"({names})=({known})"
-
-
-def _factor(axis: str) -> tuple[int, str]:
-    """``"4*D_h"`` -> ``(4, "D_h")``; ``"D_h"`` -> ``(1, "D_h")``."""
-    head, star, tail = axis.partition("*")
-    return (int(head), tail) if star else (1, axis)
-
-
-def _expected_size(axis: str, sizes: dict[str, int]) -> int | None:
-    factor, base = _factor(axis)
-    return factor * sizes[base] if base in sizes else None
-
-
-def _array(name: str, value, axes: Sequence[str], sizes: dict[str, int]) -> np.ndarray:
-    """``value`` as a float64 array with one axis per name in ``axes``.
-
-    Sizes already in ``sizes`` are enforced; the others are learned from ``value`` and added to
-    ``sizes``. An axis named like ``"4*D_h"`` is ``4`` times the size of ``D_h``.
-    """
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"expected {name} to be a numeric array, got {type(value).__name__}") from None
-    expected = f"expected {name} of shape {_shape_text(axes, sizes)}"
-    if array.ndim != len(axes):
-        raise ValueError(f"{expected}, a {len(axes)}-D array, got shape {array.shape}")
-    for axis, actual in zip(axes, array.shape):
-        size = _expected_size(axis, sizes)
-        if size is None:
-            factor, base = _factor(axis)
-            if actual % factor:
-                raise ValueError(f"{expected}, got {array.shape}: {actual} is not a multiple of {factor}")
-            sizes[base] = actual // factor
-        elif size != actual:
-            raise ValueError(f"{expected}, got {array.shape}")
-    return array
+# Seeds
 
 
 def _rng(seed: int | np.random.Generator) -> np.random.Generator:
@@ -200,9 +156,9 @@ def _params(name: str, params, kind: type, sizes: dict[str, int], gates: int):
         maker = "init_rnn_params" if kind is RNNParams else "init_lstm_params"
         raise TypeError(f"expected {name} to be an {kind.__name__} (see {maker}), got {type(params).__name__}")
     out_axis = "D_h" if gates == 1 else f"{gates}*D_h"
-    W_xh = _array(f"{name}.W_xh", params.W_xh, ("D_in", out_axis), sizes)
-    W_hh = _array(f"{name}.W_hh", params.W_hh, ("D_h", out_axis), sizes)
-    b_h = _array(f"{name}.b_h", params.b_h, (out_axis,), sizes)
+    W_xh = array_with_axes(f"{name}.W_xh", params.W_xh, ("D_in", out_axis), sizes)
+    W_hh = array_with_axes(f"{name}.W_hh", params.W_hh, ("D_h", out_axis), sizes)
+    b_h = array_with_axes(f"{name}.b_h", params.b_h, (out_axis,), sizes)
     return W_xh, W_hh, b_h
 
 
@@ -222,11 +178,11 @@ def rnn_step(x_t, h_prev, W_xh, W_hh, b_h) -> np.ndarray:
     in ``(-1, 1)`` (in ``[-1, 1]`` once tanh saturates in float64).
     """
     sizes: dict[str, int] = {}
-    x_t = _array("x_t", x_t, ("D_in",), sizes)
-    h_prev = _array("h_prev", h_prev, ("D_h",), sizes)
-    W_xh = _array("W_xh", W_xh, ("D_in", "D_h"), sizes)
-    W_hh = _array("W_hh", W_hh, ("D_h", "D_h"), sizes)
-    b_h = _array("b_h", b_h, ("D_h",), sizes)
+    x_t = array_with_axes("x_t", x_t, ("D_in",), sizes)
+    h_prev = array_with_axes("h_prev", h_prev, ("D_h",), sizes)
+    W_xh = array_with_axes("W_xh", W_xh, ("D_in", "D_h"), sizes)
+    W_hh = array_with_axes("W_hh", W_hh, ("D_h", "D_h"), sizes)
+    b_h = array_with_axes("b_h", b_h, ("D_h",), sizes)
     return _rnn_step(x_t, h_prev, W_xh, W_hh, b_h)
 
 
@@ -239,9 +195,9 @@ def rnn_forward(inputs, params: RNNParams, h_0=None) -> np.ndarray:
     after the other.
     """
     sizes: dict[str, int] = {}
-    inputs = _array("inputs", inputs, ("T", "D_in"), sizes)
+    inputs = array_with_axes("inputs", inputs, ("T", "D_in"), sizes)
     W_xh, W_hh, b_h = _params("params", params, RNNParams, sizes, gates=1)
-    h = np.zeros(sizes["D_h"]) if h_0 is None else _array("h_0", h_0, ("D_h",), sizes)
+    h = np.zeros(sizes["D_h"]) if h_0 is None else array_with_axes("h_0", h_0, ("D_h",), sizes)
     hidden_states = np.empty((sizes["T"], sizes["D_h"]))  # (T, D_h)
     for t, x_t in enumerate(inputs):
         h = _rnn_step(x_t, h, W_xh, W_hh, b_h)
@@ -276,12 +232,12 @@ def _lstm_step(x_t, h_prev, c_prev, W_xh, W_hh, b_h):
 
 def _lstm_inputs(x_t, h_prev, W_xh, W_hh, b_h, c_prev=None):
     sizes: dict[str, int] = {}
-    x_t = _array("x_t", x_t, ("D_in",), sizes)
-    h_prev = _array("h_prev", h_prev, ("D_h",), sizes)
-    c_prev = None if c_prev is None else _array("c_prev", c_prev, ("D_h",), sizes)
-    W_xh = _array("W_xh", W_xh, ("D_in", "4*D_h"), sizes)
-    W_hh = _array("W_hh", W_hh, ("D_h", "4*D_h"), sizes)
-    b_h = _array("b_h", b_h, ("4*D_h",), sizes)
+    x_t = array_with_axes("x_t", x_t, ("D_in",), sizes)
+    h_prev = array_with_axes("h_prev", h_prev, ("D_h",), sizes)
+    c_prev = None if c_prev is None else array_with_axes("c_prev", c_prev, ("D_h",), sizes)
+    W_xh = array_with_axes("W_xh", W_xh, ("D_in", "4*D_h"), sizes)
+    W_hh = array_with_axes("W_hh", W_hh, ("D_h", "4*D_h"), sizes)
+    b_h = array_with_axes("b_h", b_h, ("4*D_h",), sizes)
     return x_t, h_prev, c_prev, W_xh, W_hh, b_h
 
 
@@ -316,10 +272,10 @@ def lstm_forward(inputs, params: LSTMParams, h_0=None, c_0=None) -> tuple[np.nda
     zeros by default. Returns ``(hidden_states, cell_states)``, both ``(T, D_h)``.
     """
     sizes: dict[str, int] = {}
-    inputs = _array("inputs", inputs, ("T", "D_in"), sizes)
+    inputs = array_with_axes("inputs", inputs, ("T", "D_in"), sizes)
     W_xh, W_hh, b_h = _params("params", params, LSTMParams, sizes, gates=4)
-    h = np.zeros(sizes["D_h"]) if h_0 is None else _array("h_0", h_0, ("D_h",), sizes)
-    c = np.zeros(sizes["D_h"]) if c_0 is None else _array("c_0", c_0, ("D_h",), sizes)
+    h = np.zeros(sizes["D_h"]) if h_0 is None else array_with_axes("h_0", h_0, ("D_h",), sizes)
+    c = np.zeros(sizes["D_h"]) if c_0 is None else array_with_axes("c_0", c_0, ("D_h",), sizes)
     hidden_states = np.empty((sizes["T"], sizes["D_h"]))  # (T, D_h)
     cell_states = np.empty((sizes["T"], sizes["D_h"]))  # (T, D_h)
     for t, x_t in enumerate(inputs):
@@ -337,7 +293,7 @@ def bilstm_forward(inputs, forward_params: LSTMParams, backward_params: LSTMPara
     state (has seen tokens ``0 .. t``), ``[:, D_h:]`` the backward state (tokens ``t .. T-1``).
     """
     sizes: dict[str, int] = {}
-    inputs = _array("inputs", inputs, ("T", "D_in"), sizes)
+    inputs = array_with_axes("inputs", inputs, ("T", "D_in"), sizes)
     _params("forward_params", forward_params, LSTMParams, sizes, gates=4)
     _params("backward_params", backward_params, LSTMParams, sizes, gates=4)
     forward_states, _ = lstm_forward(inputs, forward_params)  # (T, D_h)

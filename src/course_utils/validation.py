@@ -5,6 +5,7 @@ the argument, what was expected and what was given::
 
     seq_len = positive_int("seq_len", seq_len)
     p = probability("mask_prob", p)
+    W_xh = array_with_axes("W_xh", W_xh, ("D_in", "D_h"), sizes)  # sizes: {"D_in": 3, ...}
 
 A ``bool`` is never accepted as a number (``True`` would pass as 1 otherwise), and numpy's integers
 and floats are accepted like Python's.
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, Sequence
+
+import numpy as np
 
 
 def _is_number(value: Any) -> bool:
@@ -47,3 +50,50 @@ def probability(name: str, value: Any) -> float:
     if not _is_number(value) or not 0 <= value <= 1:
         raise ValueError(f"expected {name} to be a probability in [0, 1], got {value!r}")
     return float(value)
+
+
+# Arrays whose axes have names: a size seen once is enforced on every later array
+
+
+def shape_text(axes: Sequence[str], sizes: dict[str, int]) -> str:
+    """``(D_h, D_h)=(4, 4)``; an axis whose size is not known yet is shown by its name."""
+    comma = "," if len(axes) == 1 else ""
+    names = ", ".join(axes) + comma
+    known = ", ".join(str(_expected_size(axis, sizes) or axis) for axis in axes) + comma
+    return f"({names})" if names == known else f"({names})=({known})"
+
+
+def _factor(axis: str) -> tuple[int, str]:
+    """``"4*D_h"`` -> ``(4, "D_h")``; ``"D_h"`` -> ``(1, "D_h")``."""
+    head, star, tail = axis.partition("*")
+    return (int(head), tail) if star else (1, axis)
+
+
+def _expected_size(axis: str, sizes: dict[str, int]) -> int | None:
+    factor, base = _factor(axis)
+    return factor * sizes[base] if base in sizes else None
+
+
+def array_with_axes(name: str, value, axes: Sequence[str], sizes: dict[str, int]) -> np.ndarray:
+    """``value`` as a float64 array with one axis per name in ``axes``.
+
+    Sizes already in ``sizes`` are enforced; the others are learned from ``value`` and added to
+    ``sizes``. An axis named like ``"4*D_h"`` is ``4`` times the size of ``D_h``.
+    """
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"expected {name} to be a numeric array, got {type(value).__name__}") from None
+    expected = f"expected {name} of shape {shape_text(axes, sizes)}"
+    if array.ndim != len(axes):
+        raise ValueError(f"{expected}, a {len(axes)}-D array, got shape {array.shape}")
+    for axis, actual in zip(axes, array.shape):
+        size = _expected_size(axis, sizes)
+        if size is None:
+            factor, base = _factor(axis)
+            if actual % factor:
+                raise ValueError(f"{expected}, got {array.shape}: {actual} is not a multiple of {factor}")
+            sizes[base] = actual // factor
+        elif size != actual:
+            raise ValueError(f"{expected}, got {array.shape}")
+    return array

@@ -46,7 +46,7 @@ def describe(value: Any) -> str:
     return f"an {name}" if name[0] in "aeiou" else f"a {name}"
 
 
-def _shape_text(axes: Sequence[str], shape: tuple[int, ...]) -> str:
+def named_shape(axes: Sequence[str], shape: tuple[int, ...]) -> str:
     """``(..., T_q, d_v)=(2, 4, 3)``: named axes and sizes; leading batch axes are shown as ``...``."""
     names = list(axes)
     if names and names[0] == "..." and len(shape) == len(names) - 1:
@@ -62,7 +62,7 @@ def close_values(result: Any, expected: np.ndarray, what: str, axes: Sequence[st
         return f"expected {what} to be a numeric array, got {describe(result)}"
     expected = np.asarray(expected, dtype=np.float64)
     if array.shape != expected.shape:
-        return f"expected {what} of shape {_shape_text(axes, expected.shape)}, got {array.shape}"
+        return f"expected {what} of shape {named_shape(axes, expected.shape)}, got {array.shape}"
     if not np.all(np.isfinite(array)):
         return f"{what} contains nan or inf"
     if not np.allclose(array, expected, atol=tol, rtol=tol):

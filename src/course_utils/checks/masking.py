@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import masking
-from .attention import describe
+from .attention import describe, named_shape
 from .engine import Case, Exercise, Mistake, Symptom, run_checks
 
 
@@ -25,10 +25,6 @@ def _as_array(value: Any) -> np.ndarray | None:
     except Exception:  # ragged lists and the like
         return None
     return None if array.dtype == object else array
-
-
-def _shape_text(axes: Sequence[str], shape: tuple[int, ...]) -> str:
-    return f"({', '.join(axes)})={tuple(shape)}"
 
 
 def equal_masks(axes: Sequence[str]) -> Callable[[Any, Any], "str | None"]:
@@ -44,7 +40,7 @@ def equal_masks(axes: Sequence[str]) -> Callable[[Any, Any], "str | None"]:
             return f"expected a boolean array, got {describe(result)}"
         expected = np.asarray(expected)
         if array.shape != expected.shape:
-            return f"expected a mask of shape {_shape_text(axes, expected.shape)}, got {array.shape}"
+            return f"expected a mask of shape {named_shape(axes, expected.shape)}, got {array.shape}"
         if array.dtype != np.bool_:
             try:
                 same = bool(np.array_equal(array.astype(np.float64), expected.astype(np.float64)))
