@@ -29,12 +29,7 @@ symptoms with their hints), build the cases from the reference, and hand both to
 checkers live in a module of this package named after the lesson's topic; this module re-exports them.
 """
 
-from .attention import (
-    check_merge_heads,
-    check_scaled_dot_product_attention,
-    check_softmax,
-    check_split_heads,
-)
+from .attention import check_scaled_dot_product_attention, check_softmax
 from .distill import check_distillation_loss, check_distillation_step, check_layer_map
 from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
 from .engine import (
@@ -53,6 +48,7 @@ from .engine import (
 )
 from .masking import check_causal_mask, check_padding_mask
 from .mlm import check_mlm_mask
+from .multi_head import check_merge_heads, check_split_heads
 from .positional import check_add_positions, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
 from .task_heads import check_align_labels, check_classification_head

@@ -1,4 +1,4 @@
-"""Checkers of lessons 04 and 05: softmax, scaled dot-product attention (with masks), split/merge heads.
+"""Checkers of lessons 04 and 05: softmax, scaled dot-product attention (with masks).
 
 The references are :mod:`course_utils.attention`. Results may be numpy arrays or torch tensors,
 in float32 or float64: they are compared by value (a list is refused by the engine,
@@ -10,75 +10,25 @@ function takes a fourth argument ``mask``. A lesson 04 version ``fn(queries, key
 checked on the unmasked cases only; the lesson 05 version ``fn(queries, keys, values, mask=None)``
 on all of them. Masking with ``-inf``, with ``finfo(dtype).min`` or with ``-1e9`` are all correct
 (no case has a query row whose keys are all blocked, where ``-inf`` gives ``nan``).
+
+The checkers of ``split_heads`` and ``merge_heads`` are in :mod:`course_utils.checks.multi_head`.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import attention
 from .engine import Case, Exercise, Mistake, Symptom, run_checks
-
-# --------------------------------------------------------------------------------------------
-# Comparisons that never raise, whatever the learner returns
-
-
-def as_float_array(value: Any) -> np.ndarray | None:
-    """``value`` (numpy, torch, nested lists) as a float64 array, or ``None`` when it is not numeric."""
-    try:
-        if attention.is_torch(value):
-            value = value.detach().cpu().double().numpy()
-        array = np.asarray(value, dtype=np.float64)
-    except Exception:  # ragged lists, strings, objects: not a numeric array
-        return None
-    return array
-
-
-def describe(value: Any) -> str:
-    """``"a tuple"``, ``"an array of shape (2, 3)"``: what the learner returned, in words."""
-    shape = getattr(value, "shape", None)
-    if shape is not None:
-        return f"an array of shape {tuple(shape)}"
-    name = type(value).__name__
-    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
-
-
-def named_shape(axes: Sequence[str], shape: tuple[int, ...]) -> str:
-    """``(..., T_q, d_v)=(2, 4, 3)``: named axes and sizes; leading batch axes are shown as ``...``."""
-    names = list(axes)
-    if names and names[0] == "..." and len(shape) == len(names) - 1:
-        names = names[1:]  # no batch axes in this case
-    comma = "," if len(shape) == 1 else ""
-    return f"({', '.join(names)}{comma})={tuple(shape)}"
-
-
-def close_values(result: Any, expected: np.ndarray, what: str, axes: Sequence[str], *, tol: float = 1e-4) -> str | None:
-    """None when ``result`` equals ``expected`` within ``tol`` (float32 arithmetic passes), else what differs."""
-    array = as_float_array(result)
-    if array is None:
-        return f"expected {what} to be a numeric array, got {describe(result)}"
-    expected = np.asarray(expected, dtype=np.float64)
-    if array.shape != expected.shape:
-        return f"expected {what} of shape {named_shape(axes, expected.shape)}, got {array.shape}"
-    if not np.all(np.isfinite(array)):
-        return f"{what} contains nan or inf"
-    if not np.allclose(array, expected, atol=tol, rtol=tol):
-        largest = np.max(np.abs(array - expected))
-        return f"{what} differs from the reference (largest difference {largest:.3g})"
-    return None
+from .values import as_float_array, close_values, describe, shape_of
 
 
 def _has_nan(value: Any) -> bool:
     array = as_float_array(value)
     return array is not None and not np.all(np.isfinite(array))
-
-
-def _shape(value: Any) -> tuple[int, ...] | None:
-    array = as_float_array(value)
-    return None if array is None else array.shape
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,7 +176,7 @@ def _weights_sum_over_queries(result, case) -> bool:
 
 def _swapped_pair(result, case) -> bool:
     first, second = _outputs(result)
-    return _shape(first) == case.expected[1].shape and _shape(second) == case.expected[0].shape
+    return shape_of(first) == case.expected[1].shape and shape_of(second) == case.expected[0].shape
 
 
 def _mask_ignored(result, case) -> bool:
@@ -443,167 +393,3 @@ def check_scaled_dot_product_attention(fn: Callable[..., Any]) -> None:
             ),
         ]
     run_checks(_SDPA, fn, cases)
-
-
-# --------------------------------------------------------------------------------------------
-# Lesson 04: split_heads and merge_heads
-
-
-def _split(x, n_heads: int, order: str) -> np.ndarray:
-    """Wrong and right splits: ``order`` is how the last axis is cut and which axes are swapped."""
-    x = _np(x)
-    batch, seq_len, d_model = x.shape
-    d_head = d_model // n_heads
-    if order == "reshape only":  # the classic bug: the right shape, tokens mixed up
-        return x.reshape(batch, n_heads, seq_len, d_head)
-    if order == "no transpose":
-        return x.reshape(batch, seq_len, n_heads, d_head)
-    if order == "interleaved":  # head h gets every H-th value
-        return x.reshape(batch, seq_len, d_head, n_heads).transpose(0, 3, 1, 2)
-    if order == "transpose (0, 2, 3, 1)":
-        return x.reshape(batch, seq_len, n_heads, d_head).transpose(0, 2, 3, 1)
-    raise ValueError(order)
-
-
-_SPLIT_HEADS = Exercise(
-    name="split_heads",
-    call="split_heads(x, n_heads) with x (B, T, D) and n_heads an integer dividing D, and expects "
-    "(B, n_heads, T, D // n_heads)",
-    compare=lambda result, expected: close_values(result, expected, "the result", ("B", "H", "T", "D/H")),
-    mistakes=(
-        Mistake(
-            "the shape is right but the values are mixed up: a reshape straight to (B, H, T, D/H) cuts the "
-            "sequence, not each token's vector. Reshape to (B, T, H, D/H) first, then swap the axes T and H "
-            "(x.transpose(0, 2, 1, 3)).",
-            lambda x, n_heads: _split(x, n_heads, "reshape only"),
-        ),
-        Mistake(
-            "the result is (B, T, H, D/H): swap the axes T and H as well, x.transpose(0, 2, 1, 3), so that each "
-            "head holds a whole sequence.",
-            lambda x, n_heads: _split(x, n_heads, "no transpose"),
-        ),
-        Mistake(
-            "each head gets every H-th value of a token: reshape to (B, T, H, D/H), not (B, T, D/H, H), so that "
-            "head h gets the values h*D/H ... (h+1)*D/H - 1.",
-            lambda x, n_heads: _split(x, n_heads, "interleaved"),
-        ),
-        Mistake(
-            "the wrong axes are swapped: after the reshape to (B, T, H, D/H), swap only the axes 1 and 2, "
-            "x.transpose(0, 2, 1, 3).",
-            lambda x, n_heads: _split(x, n_heads, "transpose (0, 2, 3, 1)"),
-        ),
-    ),
-    symptoms=(
-        Symptom(
-            "the result is (B, T, H, D/H): swap the axes T and H as well, x.transpose(0, 2, 1, 3).",
-            lambda result, case: _shape(result) == _shape(case.expected.transpose(0, 2, 1, 3)),
-        ),
-        Symptom(
-            "the axes are reversed: x.T reverses every axis of a 4-D array; use x.transpose(0, 2, 1, 3).",
-            lambda result, case: _shape(result) == tuple(case.expected.shape[i] for i in (3, 1, 2, 0)),
-        ),
-        Symptom(
-            "the shape is right but the values are not: reshape to (B, T, H, D/H), then swap the axes T and H.",
-            lambda result, case: _shape(result) == case.expected.shape,
-        ),
-    ),
-    fallback="reshape x to (B, T, H, D/H), then swap the axes 1 and 2: (B, H, T, D/H).",
-    on_error="x is (B, T, D); D // n_heads is the size of a head; reshape to (B, T, n_heads, D // n_heads) "
-    "then transpose.",
-)
-
-
-def check_split_heads(fn: Callable[..., Any]) -> None:
-    """Check a learner's ``split_heads(x, n_heads)``: ``(B, T, D) -> (B, H, T, D/H)``.
-
-    The reference is :func:`course_utils.attention.split_heads`. Six cases: ``(2, 3, 8)`` in 2
-    heads, ``(1, 5, 6)`` in 3, ``T = H`` (a missing transpose keeps the right shape), one head,
-    heads of size 1, and float32.
-    """
-    rng = np.random.default_rng(406)
-    inputs = [
-        ("B=2, T=3, D=8, H=2", (2, 3, 8), 2, np.float64),
-        ("B=1, T=5, D=6, H=3", (1, 5, 6), 3, np.float64),
-        ("T = H: B=2, T=4, D=8, H=4", (2, 4, 8), 4, np.float64),
-        ("one head: B=2, T=3, D=4, H=1", (2, 3, 4), 1, np.float64),
-        ("heads of size 1: B=1, T=2, D=5, H=5", (1, 2, 5), 5, np.float64),
-        ("float32: B=3, T=2, D=6, H=2", (3, 2, 6), 2, np.float32),
-    ]
-    cases = []
-    for name, shape, n_heads, dtype in inputs:
-        x = rng.standard_normal(shape).astype(dtype)
-        cases.append(Case(name, (x, n_heads), attention.split_heads(x, n_heads)))
-    run_checks(_SPLIT_HEADS, fn, cases)
-
-
-def _merge(x, order: str) -> np.ndarray:
-    x = _np(x)
-    batch, n_heads, seq_len, d_head = x.shape
-    if order == "reshape only":
-        return x.reshape(batch, seq_len, n_heads * d_head)
-    if order == "interleaved":
-        return x.transpose(0, 2, 3, 1).reshape(batch, seq_len, n_heads * d_head)
-    if order == "no reshape":
-        return x.transpose(0, 2, 1, 3)
-    if order == "along T":
-        return np.concatenate(list(x.transpose(1, 0, 2, 3)), axis=1)
-    raise ValueError(order)
-
-
-_MERGE_HEADS = Exercise(
-    name="merge_heads",
-    call="merge_heads(x) with x (B, H, T, d_head), and expects (B, T, H * d_head)",
-    compare=lambda result, expected: close_values(result, expected, "the result", ("B", "T", "H*d_head")),
-    mistakes=(
-        Mistake(
-            "the shape is right but the values are mixed up: swap the axes H and T back first "
-            "(x.transpose(0, 2, 1, 3)), then reshape to (B, T, H * d_head).",
-            lambda x: _merge(x, "reshape only"),
-        ),
-        Mistake(
-            "the heads are interleaved: after swapping H and T, (B, T, H, d_head), reshape without moving "
-            "d_head, so that head h fills the values h*d_head ... (h+1)*d_head - 1.",
-            lambda x: _merge(x, "interleaved"),
-        ),
-        Mistake(
-            "the result is (B, T, H, d_head): concatenate the heads of each token with a reshape to "
-            "(B, T, H * d_head).",
-            lambda x: _merge(x, "no reshape"),
-        ),
-        Mistake(
-            "the heads are concatenated along the sequence: concatenate them along the last axis, each token "
-            "gets its H vectors side by side.",
-            lambda x: _merge(x, "along T"),
-        ),
-    ),
-    symptoms=(
-        Symptom(
-            "the shape is right but the values are not: swap the axes H and T back, then reshape.",
-            lambda result, case: _shape(result) == case.expected.shape,
-        ),
-    ),
-    fallback="swap the axes 1 and 2, (B, T, H, d_head), then reshape to (B, T, H * d_head).",
-    on_error="x is (B, H, T, d_head): x.transpose(0, 2, 1, 3) is (B, T, H, d_head), then reshape "
-    "(a transposed array may need np.ascontiguousarray or .reshape rather than .view in torch).",
-)
-
-
-def check_merge_heads(fn: Callable[..., Any]) -> None:
-    """Check a learner's ``merge_heads(x)``: ``(B, H, T, d_head) -> (B, T, H * d_head)``.
-
-    The reference is :func:`course_utils.attention.merge_heads`. Five cases: ``(2, 2, 3, 4)``,
-    ``(1, 3, 5, 2)``, ``T = H``, one head, and float32.
-    """
-    rng = np.random.default_rng(407)
-    inputs = [
-        ("B=2, H=2, T=3, d_head=4", (2, 2, 3, 4), np.float64),
-        ("B=1, H=3, T=5, d_head=2", (1, 3, 5, 2), np.float64),
-        ("T = H: B=2, H=4, T=4, d_head=3", (2, 4, 4, 3), np.float64),
-        ("one head: B=2, H=1, T=3, d_head=4", (2, 1, 3, 4), np.float64),
-        ("float32: B=3, H=2, T=2, d_head=3", (3, 2, 2, 3), np.float32),
-    ]
-    cases = []
-    for name, shape, dtype in inputs:
-        x = rng.standard_normal(shape).astype(dtype)
-        cases.append(Case(name, (x,), attention.merge_heads(x)))
-    run_checks(_MERGE_HEADS, fn, cases)

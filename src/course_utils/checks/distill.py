@@ -18,8 +18,8 @@ import torch
 from torch.nn import functional as F
 
 from .. import distill, masking
-from .attention import as_float_array, describe
 from .engine import Case, Exercise, Mistake, Symptom, require_callable, run_checks
+from .values import as_float_array, describe
 
 # --------------------------------------------------------------------------------------------
 # The distillation loss

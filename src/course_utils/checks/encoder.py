@@ -15,8 +15,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import attention, encoder, encoder_pieces
-from .attention import as_float_array, close_values
 from .engine import Case, Exercise, Mistake, Symptom, equal_integers, run_checks
+from .values import as_float_array, close_values
 
 # --------------------------------------------------------------------------------------------
 # LayerNorm

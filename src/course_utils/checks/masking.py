@@ -12,8 +12,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import masking
-from .attention import describe, named_shape
 from .engine import Case, Exercise, Mistake, Symptom, run_checks
+from .values import describe, named_shape
 
 
 def _as_array(value: Any) -> np.ndarray | None:

@@ -14,8 +14,8 @@ import torch
 from torch.nn import functional as F
 
 from .. import data, task_heads, tokenization
-from .attention import as_float_array, close_values, describe
 from .engine import Case, Exercise, Mistake, Symptom, require_callable, run_checks
+from .values import as_float_array, close_values, describe
 
 # --------------------------------------------------------------------------------------------
 # The classification head

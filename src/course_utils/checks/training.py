@@ -33,8 +33,8 @@ from typing import Any, Callable
 import torch
 
 from .. import training
-from .attention import describe
 from .engine import Case, Exercise, Symptom, require_callable, run_checks
+from .values import describe
 
 ATOL, RTOL = 1e-7, 1e-5  # float64 weights: rounding differences are ~1e-15
 
