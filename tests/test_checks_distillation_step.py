@@ -13,7 +13,7 @@ import torch
 from torch.nn import functional as F
 
 from course_utils import checks, distill
-from course_utils.checks import distill as distill_checks
+from course_utils.checks import distillation_step as distill_checks
 from tests.checker_cases import rejects as _rejects
 from tests.checker_cases import stub as _stub
 

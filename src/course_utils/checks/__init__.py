@@ -30,7 +30,8 @@ checkers live in a module of this package named after the lesson's topic; this m
 """
 
 from .attention import check_scaled_dot_product_attention, check_softmax
-from .distill import check_distillation_loss, check_distillation_step, check_layer_map
+from .distill import check_distillation_loss, check_layer_map
+from .distillation_step import check_distillation_step
 from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
 from .engine import (
     Case,
