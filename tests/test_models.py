@@ -163,3 +163,11 @@ def test_rebuild_runs_only_the_stages_asked_and_times_each(monkeypatch, tmp_path
     assert json.loads(report.read_text()) == result
     with pytest.raises(ValueError, match="expected stages among"):
         models.rebuild(["teachers"])
+
+
+def test_independent_runs_come_back_in_the_order_of_their_jobs():
+    """make assets spreads independent runs over worker processes; the results keep the jobs' order
+    (the plateau stage's report lists its runs schedule by schedule, seed by seed)."""
+    from course_utils import models
+
+    assert models._in_workers(pow, [(2, 10), (3, 3), (5, 2), (7, 1)], workers=2) == [1024, 27, 25, 7]
