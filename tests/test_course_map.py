@@ -89,3 +89,28 @@ def test_the_learning_path_carries_a_one_column_layout_for_narrow_screens(tmp_pa
     assert {(b["x0"] + b["x1"]) / 2 for b in boxes} == {0}  # one column
     assert narrow["height"] > fig.layout.height  # more rows, each as tall
     assert narrow["xaxis"]["range"] == [-0.5, 0.5]
+
+
+def test_every_lessons_time_line_is_its_estimate():
+    for entry in course_map.lessons():
+        estimate = course_map.study_minutes(entry.path)
+        assert entry.minutes == estimate, (
+            f"{entry.stem}: '**Time:** about {entry.minutes} minutes', but its content reads as about "
+            f"{estimate} minutes (course_map.study_minutes): update the Time line"
+        )
+
+
+def test_the_study_estimate_counts_prose_cells_and_exercises(tmp_path):
+    words = " ".join(["word"] * course_map.WORDS_PER_MINUTE * 10)  # 10 minutes of prose
+    cell = "```{code-cell} ipython3\nprint('not prose ' * 3)\n```\n"
+    block = "```python\nnot prose either\n```\n"
+    exercise = "```{exercise} Write it\n:label: ex-a\n\nShort.\n```\n"
+    path = tmp_path / "01_x.md"
+    path.write_text(f"---\nfront: matter words\n---\n\n{words}\n\n{block}")
+    assert course_map.study_minutes(path) == 10
+    path.write_text(f"{words}\n\n" + cell * 5)
+    assert course_map.study_minutes(path) == 10 + 5 * course_map.MINUTES_PER_CODE_CELL
+    path.write_text(f"{words}\n\n" + exercise * 3)
+    assert course_map.study_minutes(path) == 5 * round((10 + 3 * course_map.MINUTES_PER_EXERCISE) / 5)
+    path.write_text("A few words.")
+    assert course_map.study_minutes(path) == 5  # never "about 0 minutes"

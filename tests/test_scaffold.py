@@ -13,6 +13,7 @@ import nbformat
 import pytest
 import yaml
 
+from course_utils import course_map
 from course_utils.authoring import lessons, scaffold
 from course_utils.checks import not_attempted_message
 from tests import test_lessons as lesson_checks
@@ -70,6 +71,11 @@ def test_the_lesson_gets_the_next_number_and_lands_last_in_the_lessons_part(scaf
 )
 def test_the_scaffold_passes_the_lesson_tests(scaffolded, check):
     check(scaffolded[2].markdown)
+
+
+def test_the_scaffolds_time_line_is_its_own_estimate(scaffolded):
+    markdown = scaffolded[2].markdown
+    assert course_map.read_lesson(markdown)[1] == course_map.study_minutes(markdown)
 
 
 @pytest.mark.parametrize("suffix", [".md", ".ipynb"])

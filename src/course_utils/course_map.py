@@ -5,6 +5,11 @@ design; everything else is read from the lesson files as they are: a lesson's ti
 ``# Title``, the time a learner needs from its ``**Time:** about N minutes`` line, and the time it
 takes to execute from its budget in :data:`course_utils.authoring.bench.LESSON_BUDGET_S`, which
 ``make bench`` checks. A planned lesson with no file yet is shown as coming.
+
+The **Time:** line is not a guess typed once: :func:`study_minutes` estimates it from the lesson
+as it is (its prose read at :data:`WORDS_PER_MINUTE`, each code cell read and run in
+:data:`MINUTES_PER_CODE_CELL`, each exercise in :data:`MINUTES_PER_EXERCISE`), and a test keeps
+every lesson's line equal to the estimate, so a lesson that grows says so.
 """
 
 from __future__ import annotations
@@ -21,6 +26,15 @@ from . import plots
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
 TITLE = re.compile(r"^# (.+)$", re.MULTILINE)
 TIME = re.compile(r"\*\*Time:\*\*\s+about\s+(\d+)\s+minutes")
+
+WORDS_PER_MINUTE = 120  # technical prose with formulas, read to be understood: about half a novel's pace
+MINUTES_PER_CODE_CELL = 1  # read the code, run it, read its output
+MINUTES_PER_EXERCISE = 5  # write a short function, run its checker, perhaps read a hint
+CODE_CELL = re.compile(r"^```\{code-cell\}.*?^```\s*$", re.MULTILINE | re.DOTALL)
+FENCED_CODE = re.compile(r"^```(?!\{)[^\n]*\n.*?^```\s*$", re.MULTILINE | re.DOTALL)
+FRONT_MATTER = re.compile(r"\A---\n.*?^---\s*$", re.MULTILINE | re.DOTALL)
+EXERCISE = re.compile(r"^`{3,}\{exercise\}", re.MULTILINE)
+WORD = re.compile(r"[A-Za-z]+(?:['’][a-z]+)?")
 
 
 @dataclass(frozen=True)
@@ -86,6 +100,26 @@ def read_lesson(path: Path) -> tuple[str, int]:
     if len(times) != 1:
         raise ValueError(f"{path}: expected one '**Time:** about N minutes', found {len(times)}")
     return titles[0].strip(), int(times[0])
+
+
+def study_minutes(path: Path) -> int:
+    """The study time a lesson file's content implies, in minutes (see :func:`study_minutes_of`)."""
+    return study_minutes_of(Path(path).read_text(encoding="utf-8"))
+
+
+def study_minutes_of(text: str) -> int:
+    """The study time a lesson's MyST markdown implies, in minutes, rounded to the nearest 5.
+
+    Prose words (outside code cells, code blocks and the front matter) / ``WORDS_PER_MINUTE``, plus
+    ``MINUTES_PER_CODE_CELL`` per code cell, plus ``MINUTES_PER_EXERCISE`` per ``{exercise}``.
+    """
+    text = FRONT_MATTER.sub("", text)
+    cells = len(CODE_CELL.findall(text))
+    exercises = len(EXERCISE.findall(text))
+    prose = FENCED_CODE.sub("", CODE_CELL.sub("", text))
+    minutes = len(WORD.findall(prose)) / WORDS_PER_MINUTE
+    minutes += cells * MINUTES_PER_CODE_CELL + exercises * MINUTES_PER_EXERCISE
+    return max(5, 5 * round(minutes / 5))
 
 
 def lessons(lessons_dir: Path = LESSONS_DIR) -> list[LessonEntry]:

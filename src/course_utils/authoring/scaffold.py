@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..course_map import study_minutes_of
 from . import lessons
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
@@ -184,7 +185,9 @@ def lesson_text(number: int, name: str, title: str, repo: lessons.Repository, pr
     setup = SETUP_CELL.format(pip_spec=repo.pip_spec())
     label = name.replace("_", "-")  # exercise labels: lower case and hyphens
     body = BODY.format(marker=MARKER, label=label, previous=previous, previous_number=number - 1)
-    return f"{FRONT_MATTER}\n# {title}\n\n{badge}\n\n```{{code-cell}} ipython3\n{setup}\n```\n\n{body}"
+    text = f"{FRONT_MATTER}\n# {title}\n\n{badge}\n\n```{{code-cell}} ipython3\n{setup}\n```\n\n{body}"
+    # the Time line is the template's own estimate; it grows with the lesson (tests/test_course_map.py)
+    return text.replace("**Time:** about 30", f"**Time:** about {study_minutes_of(text)}", 1)
 
 
 def _lessons_part(toc: dict) -> dict:
