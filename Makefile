@@ -23,10 +23,14 @@ export PYTHONHASHSEED := 0
 # Headless Chromium for the site test.
 export COURSE_BROWSER := $(BROWSER_BIN)
 
+# The unit tests are spread over the CPU's cores; the lessons are not (each kernel uses every core already).
+UNIT := tests --ignore=tests/site -n auto
+# The site's checks; the reader measures (timings, screenshots) are `make measure`.
+SITE := tests/site -m "not measure"
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
-.PHONY: help install assets book lessons validated-cache new-lesson handouts pdf test unit notebooks site browser compat lab serve bench lock clean lint
+.PHONY: help install assets book lessons validated-cache new-lesson handouts pdf test unit notebooks site measure browser compat lab serve bench lock clean lint
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -85,27 +89,30 @@ validated-cache: $(STAMP) $(CACHE_STAMP)  # after nbval only: the book reads the
 	$(BIN)/python -m course_utils.authoring.lessons cache $(EXEC_CACHE)
 
 unit: $(STAMP)  ## unit, pairing, Colab and lock tests (fast)
-	$(BIN)/pytest tests --ignore=tests/site
+	$(BIN)/pytest $(UNIT)
 
 notebooks: $(STAMP)  ## nbval, strict: every committed lesson output must match a fresh run
 	$(BIN)/pytest $(NBVAL) lessons
 
 site: $(STAMP) browser  ## open every page of _build/html in headless Chromium (run `make book` first)
-	$(BIN)/pytest tests/site
+	$(BIN)/pytest $(SITE)
+
+measure: $(STAMP) browser  ## the reader measures of _build/html: first paint on a slowed CPU, screenshots, measures.md (after `make book`)
+	$(BIN)/pytest tests/site -m measure
 
 lint: $(STAMP)  ## ruff on the package and the tests (configuration in pyproject.toml)
 	$(BIN)/ruff check src tests
 
 # The lessons run once: nbval checks that each committed .ipynb is what a fresh run gives, then
 # the book's execution cache takes those notebooks, and the PDF and the site are built from them.
-test: $(STAMP) browser  ## everything: the lint, unit tests, nbval, the PDF, the strict book build, the site and PDF tests
+test: $(STAMP) browser  ## the lint, unit tests, nbval, the PDF, the strict book build, the site and PDF tests (timings: make measure, make bench)
 	$(BIN)/ruff check src tests
-	$(BIN)/pytest tests --ignore=tests/site
+	$(BIN)/pytest $(UNIT)
 	$(BIN)/pytest $(NBVAL) lessons
 	$(MAKE) --no-print-directory validated-cache
 	$(MAKE) --no-print-directory pdf
 	$(MAKE) --no-print-directory book
-	$(BIN)/pytest tests/site
+	$(BIN)/pytest $(SITE)
 
 browser: $(STAMP)  ## find headless Chromium, or install it (apt-get; without apt, Playwright's own)
 	$(BIN)/python -m course_utils.authoring.browser

@@ -428,51 +428,70 @@ def _build_plateau(tokenizer, splits, progress: bool) -> dict:
 
 
 def _build_task_distillation(tokenizer, splits, progress: bool) -> dict:
+    """Lesson 07's few-label experiment: the MLM-only student is trained here (one thread), then the
+    runs (labelled sentences x seeds x methods), which do not depend on one another, in workers."""
+    import tempfile
+
     import torch
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small batches: one thread is as fast, and several fight on a busy CPU
     try:
-        return _task_distillation_runs(tokenizer, splits, progress)
+        mlm_only, _ = train_student("no distillation (MLM only)", 0, load_bundled("teacher"), tokenizer,
+                                    splits["train"], progress=progress)
+        with torch.inference_mode():
+            teacher_accuracy = training.accuracy(load_bundled("teacher-sentiment"), splits["test"],
+                                                 tokenizer.pad_token_id)
     finally:
         torch.set_num_threads(threads)
-
-
-def _task_distillation_runs(tokenizer, splits, progress: bool) -> dict:
-    import torch
-
-    from . import distill
-
-    teacher, pad_id = load_bundled("teacher-sentiment"), tokenizer.pad_token_id
-    mlm_only, _ = train_student("no distillation (MLM only)", 0, load_bundled("teacher"), tokenizer, splits["train"],
-                                progress=progress)
-    students = {"no distillation": mlm_only, "general distillation": load_bundled("student")}
-    settings = {k: v for k, v in TASK_FINE_TUNING.items() if k != "epochs"}
-    runs = []
-    for n in LABELLED:
-        for seed in TASK_SEEDS:
-            labelled = training.subset(splits["train"], n, seed)
-            with torch.inference_mode():  # the fine-tuned teacher's soft labels for these sentences, once
-                soft = torch.cat([teacher(input_ids=ids, attention_mask=mask).logits for ids, mask in
-                                  (training.pad(labelled.ids[i:i + 256], pad_id) for i in range(0, n, 256))])
-            for method in TASK_METHODS:
-                student = students["no distillation" if method == "no distillation" else "general distillation"]
-                classifier = _classifier_from(student, seed)
-                objective = distill.task_objective(soft, **TASK_DISTILLATION) if method.endswith("task-specific") else None
-                training.train_classifier(classifier, labelled, pad_id, progress=progress, objective=objective,
-                                          **dict(settings, seed=seed))
-                runs.append({
-                    "labelled": n,
-                    "method": method,
-                    "seed": seed,
-                    "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], pad_id),
-                })
+    with tempfile.TemporaryDirectory() as folder:
+        _save(mlm_only, Path(folder))
+        jobs = [(n, seed, method, folder) for n in LABELLED for seed in TASK_SEEDS for method in TASK_METHODS]
+        runs = _in_workers(_task_distillation_run, jobs)
     return {
         "fine_tuning": dict(TASK_FINE_TUNING),
         "distillation": dict(TASK_DISTILLATION),
-        "teacher_accuracy_test": training.accuracy(teacher, splits["test"], pad_id),
+        "teacher_accuracy_test": teacher_accuracy,
         "threads": 1,
+        "workers": WORKERS,
         "runs": runs,
+    }
+
+
+def _task_distillation_run(labelled: int, seed: int, method: str, mlm_only_folder: str) -> dict:
+    """One run of the few-label experiment, in a worker process on one thread: a student (the MLM-only
+    one saved in ``mlm_only_folder``, or the bundled distilled one) fine-tuned on ``labelled``
+    sentences drawn with ``seed``, with the fine-tuned teacher's soft labels when ``method`` says so."""
+    import torch
+    from transformers import DistilBertForMaskedLM
+
+    from . import distill
+
+    torch.set_num_threads(1)
+    tokenizer = tokenization.load_bundled_tokenizer()
+    pad_id = tokenizer.pad_token_id
+    splits = {s: training.encode(data.corpus(s), tokenizer) for s in ("train", "test")}
+    sentences = training.subset(splits["train"], labelled, seed)
+    objective = None
+    if method.endswith("task-specific"):
+        teacher = load_bundled("teacher-sentiment")
+        with torch.inference_mode():  # the fine-tuned teacher's soft labels for these sentences
+            soft = torch.cat([teacher(input_ids=ids, attention_mask=mask).logits for ids, mask in
+                              (training.pad(sentences.ids[i:i + 256], pad_id) for i in range(0, labelled, 256))])
+        objective = distill.task_objective(soft, **TASK_DISTILLATION)
+    if method == "no distillation":
+        student = DistilBertForMaskedLM.from_pretrained(mlm_only_folder)
+    else:
+        student = load_bundled("student")
+    classifier = _classifier_from(student, seed)
+    settings = {k: v for k, v in TASK_FINE_TUNING.items() if k != "epochs"}
+    training.train_classifier(classifier, sentences, pad_id, progress=False, objective=objective,
+                              **dict(settings, seed=seed))
+    return {
+        "labelled": labelled,
+        "method": method,
+        "seed": seed,
+        "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], pad_id),
     }
 
 

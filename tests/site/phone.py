@@ -1,6 +1,7 @@
 """Measures of a built page as a reader on a phone, a slow laptop or a screen reader gets it.
 
-Used by ``tests/site/test_phone.py``, and on its own to print the table of every lesson::
+Used by ``tests/site/test_phone.py`` (``make test`` checks every measure but the timing; ``make
+measure`` adds the timing and screenshots), and on its own to print the table of every lesson::
 
     python -m tests.site.phone [_build/html]
 
@@ -152,19 +153,24 @@ def _first_contentful_paint(browser, url: str) -> float:
     return float(fcp)
 
 
-def axe_violations(tab) -> list[dict]:
-    """axe-core's violations of the page: ``id``, ``impact`` and the selectors of the nodes."""
+def axe_violations(tab, rules: list[str] | None = None) -> list[dict]:
+    """axe-core's violations of the page (of ``rules`` only, when given): ``id``, ``impact`` and the
+    selectors of the nodes."""
     from axe_playwright_python.sync_playwright import Axe
 
-    results = Axe().run(tab)
+    options = {"resultTypes": ["violations"]}  # axe_playwright_python's default: not the passes
+    if rules:
+        options["runOnly"] = {"type": "rule", "values": rules}
+    results = Axe().run(tab, options=options)
     return [
         {"id": v["id"], "impact": v["impact"], "targets": [" ".join(map(str, n["target"])) for n in v["nodes"]]}
         for v in results.response["violations"]
     ]
 
 
-def measure(browser, base_url: str, page: str, screenshots: Path | None = None) -> dict:
-    """Every measure of ``page`` (a path under the site); screenshots saved under ``screenshots``."""
+def measure(browser, base_url: str, page: str) -> dict:
+    """The checks of ``page`` (a path under the site) as a phone, a laptop and dark mode show it:
+    everything above but ``fcp_ms``, which is a timing (:func:`reader_measures`)."""
     url = f"{base_url}/{page}"
     result: dict = {"page": page}
     context, tab = open_page(browser, url, PHONE, phone=True)
@@ -182,23 +188,28 @@ def measure(browser, base_url: str, page: str, screenshots: Path | None = None) 
     result["blocking_course_scripts"] = [
         src for src in result["render_blocking_scripts"] if re.search(r"plotly|mathjax|/course-", src, re.IGNORECASE)
     ]
-    if screenshots:
-        _screenshots(tab, screenshots / "phone", page)
     result["axe"] = axe_violations(tab)
     context.close()
     context, tab = open_page(browser, url, LAPTOP)
     result["overlaps"] += [f"laptop: {problem}" for problem in tab.evaluate(FIGURE_OVERLAPS)]
-    if screenshots:
-        _screenshots(tab, screenshots / "laptop", page)
     context.close()
     context, tab = open_page(browser, url, LAPTOP, dark=True)
     result["dark"] = tab.evaluate(DARK_FIGURES)
-    result["axe_dark"] = [v for v in axe_violations(tab) if v["id"] == "color-contrast"]
-    if screenshots:
-        _screenshots(tab, screenshots / "dark", page)
+    result["axe_dark"] = axe_violations(tab, rules=["color-contrast"])  # what dark mode can break
     context.close()
-    result["fcp_ms"] = first_contentful_paint(browser, url)
     return result
+
+
+def reader_measures(browser, base_url: str, page: str, screenshots: Path) -> dict:
+    """What ``make measure`` adds to :func:`measure`: ``fcp_ms``, and screenshots of the page and of
+    each figure at phone and laptop width and in dark mode, saved under ``screenshots`` for a person."""
+    url = f"{base_url}/{page}"
+    for folder, viewport, options in (("phone", PHONE, {"phone": True}), ("laptop", LAPTOP, {}),
+                                      ("dark", LAPTOP, {"dark": True})):
+        context, tab = open_page(browser, url, viewport, **options)
+        _screenshots(tab, screenshots / folder, page)
+        context.close()
+    return {"fcp_ms": first_contentful_paint(browser, url)}
 
 
 def _screenshots(tab, folder: Path, page: str, *, figures: bool = True) -> None:
@@ -227,10 +238,14 @@ def table(results: list[dict]) -> str:
         counts = impacts(r["axe"])
         rows.append(
             f"| {Path(r['page']).stem} | {r['weight_bytes'] / 2**20:.2f} MB | {r['decoded_bytes'] / 2**20:.2f} MB "
-            f"| {r['fcp_ms']:.0f} ms | {r['overflow_px']} px | {len(r['overlaps'])} | {len(r['small_text'])} "
+            f"| {_ms(r.get('fcp_ms'))} | {r['overflow_px']} px | {len(r['overlaps'])} | {len(r['small_text'])} "
             f"| {counts.get('serious', 0)}/{counts.get('critical', 0)} |"
         )
     return "\n".join(rows)
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f} ms"
 
 
 def main(site: Path) -> None:
@@ -240,6 +255,8 @@ def main(site: Path) -> None:
                    if not p.relative_to(site).parts[0].startswith("_") and re.search(r"lessons/|book/", p.as_posix()))
     with serve(site) as base_url, launch_chromium() as browser:
         results = [measure(browser, base_url, page) for page in pages]
+        for result in results:
+            result["fcp_ms"] = first_contentful_paint(browser, f"{base_url}/{result['page']}")
     print(table(results))
     for r in results:
         for key in ("overlaps", "small_text", "dark"):
