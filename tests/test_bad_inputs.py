@@ -20,7 +20,7 @@ from transformers import (
     DistilBertForMaskedLM,
 )
 
-from course_utils import attention, data, distill, masking, task_heads, training
+from course_utils import attention, costs, data, distill, masking, students, task_heads, training
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -271,13 +271,13 @@ OTHER = [
      "expected the temperature T to be a finite number > 0"),
     ("distillation_loss: numpy", lambda: distill.distillation_loss(np.ones((2, 5)), torch.ones(2, 5)), TypeError,
      "expected student_logits to be a torch tensor (N, V)"),
-    ("layer_map: a student deeper than its teacher", lambda: distill.layer_map(3, 6), ValueError,
+    ("layer_map: a student deeper than its teacher", lambda: students.layer_map(3, 6), ValueError,
      "no deeper than its teacher"),
-    ("student_from_teacher: a DistilBERT teacher", lambda: distill.student_from_teacher(tiny_student()), TypeError,
+    ("student_from_teacher: a DistilBERT teacher", lambda: students.student_from_teacher(tiny_student()), TypeError,
      "expected the teacher to be a transformers BertForMaskedLM"),
-    ("parameter_count: not a module", lambda: distill.parameter_count("bert"), TypeError,
+    ("parameter_count: not a module", lambda: costs.parameter_count("bert"), TypeError,
      "expected a torch.nn.Module"),
-    ("latencies: 1-D ids", lambda: distill.latencies({"m": tiny_student()}, torch.ones(3, dtype=torch.long)),
+    ("latencies: 1-D ids", lambda: costs.latencies({"m": tiny_student()}, torch.ones(3, dtype=torch.long)),
      ValueError, "expected input_ids to be a tensor of shape (B, T)"),
 ]
 

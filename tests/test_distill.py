@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from transformers import BertConfig, BertForMaskedLM, DistilBertForMaskedLM
 
-from course_utils import data, distill, masking, training
+from course_utils import costs, data, distill, masking, students, training
 
 # --------------------------------------------------------------------------------------------
 # Fixtures: a tiny teacher with non-trivial weights everywhere
@@ -256,19 +256,19 @@ def test_triple_loss_checks_shapes():
      (5, 2, [0, 2])],
 )  # fmt: skip
 def test_layer_map_takes_one_layer_out_of_two_from_the_first(n_teacher, n_student, expected):
-    assert distill.layer_map(n_teacher, n_student) == expected
+    assert students.layer_map(n_teacher, n_student) == expected
 
 
 def test_the_published_distilbert_layers_are_not_exactly_one_out_of_two():
-    ours = distill.layer_map(12, 6)
-    assert len(distill.PUBLISHED_LAYERS) == 6 and ours[:3] == list(distill.PUBLISHED_LAYERS[:3])
-    assert ours[3:] != list(distill.PUBLISHED_LAYERS[3:]) and distill.PUBLISHED_LAYERS[-1] == 11
+    ours = students.layer_map(12, 6)
+    assert len(students.PUBLISHED_LAYERS) == 6 and ours[:3] == list(students.PUBLISHED_LAYERS[:3])
+    assert ours[3:] != list(students.PUBLISHED_LAYERS[3:]) and students.PUBLISHED_LAYERS[-1] == 11
 
 
 @pytest.mark.parametrize("args", [(6, 7), (0, 1), (6, 0), (6.0, 3), (True, 1)])
 def test_layer_map_refuses_impossible_sizes(args):
     with pytest.raises(ValueError, match="expected"):
-        distill.layer_map(*args)
+        students.layer_map(*args)
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,7 +278,7 @@ def test_layer_map_refuses_impossible_sizes(args):
 @pytest.mark.parametrize("attn", ["eager", "sdpa"])
 def test_a_student_with_every_teacher_layer_reproduces_the_teacher(attn):
     teacher = tiny_teacher(attn=attn)
-    student = distill.student_from_teacher(teacher, range(4))
+    student = students.student_from_teacher(teacher, range(4))
     assert isinstance(student, DistilBertForMaskedLM) and student.config._attn_implementation == attn
     input_ids, attention_mask = padded_batch()
     with torch.no_grad():
@@ -296,9 +296,9 @@ def test_folding_the_segment_vector_into_the_words_shifts_each_logit_row_by_a_co
     input_ids, attention_mask = padded_batch()
     with torch.no_grad():
         expected = teacher(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
-        word = distill.student_from_teacher(teacher, range(4), fold_token_type="word")
+        word = students.student_from_teacher(teacher, range(4), fold_token_type="word")
         got = word(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
-        none = distill.student_from_teacher(teacher, range(4), fold_token_type="none")
+        none = students.student_from_teacher(teacher, range(4), fold_token_type="none")
         dropped = none(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
         # the shift h · t: the head's transformed hidden state times the segment vector (tied weights)
         head = teacher.cls.predictions.transform(expected.hidden_states[-1])
@@ -314,7 +314,7 @@ def test_folding_the_segment_vector_into_the_words_shifts_each_logit_row_by_a_co
 def test_an_untied_teacher_gives_an_untied_student_that_still_reproduces_it():
     teacher = tiny_teacher(tie_word_embeddings=False)
     assert teacher.cls.predictions.decoder.weight is not teacher.bert.embeddings.word_embeddings.weight
-    student = distill.student_from_teacher(teacher, range(4))
+    student = students.student_from_teacher(teacher, range(4))
     assert student.vocab_projector.weight is not student.distilbert.embeddings.word_embeddings.weight
     input_ids, attention_mask = padded_batch()
     with torch.no_grad():
@@ -331,14 +331,14 @@ def _layer_parameters(d: int, f: int) -> int:
 
 def test_a_half_student_copies_layers_0_and_2_and_has_the_expected_parameter_count():
     teacher = tiny_teacher()
-    student = distill.student_from_teacher(teacher)  # default: layer_map(4, 2) = [0, 2]
+    student = students.student_from_teacher(teacher)  # default: layer_map(4, 2) = [0, 2]
     assert student.config.n_layers == 2
     v, d, f, p = 50, 16, 32, 24
     embeddings = v * d + p * d + 2 * d
     head = d * d + d + 2 * d + v  # vocab_transform, vocab_layer_norm, the projector's bias (its weight is tied)
-    assert distill.parameter_count(student) == embeddings + 2 * _layer_parameters(d, f) + head
+    assert costs.parameter_count(student) == embeddings + 2 * _layer_parameters(d, f) + head
     # the teacher has two more layers and the two segment vectors
-    assert distill.parameter_count(teacher) - distill.parameter_count(student) == 2 * _layer_parameters(d, f) + 2 * d
+    assert costs.parameter_count(teacher) - costs.parameter_count(student) == 2 * _layer_parameters(d, f) + 2 * d
     for s, t in enumerate([0, 2]):
         assert torch.equal(student.distilbert.transformer.layer[s].ffn.lin1.weight,
                            teacher.bert.encoder.layer[t].intermediate.dense.weight)  # fmt: skip
@@ -350,7 +350,7 @@ def test_a_half_student_copies_layers_0_and_2_and_has_the_expected_parameter_cou
 def test_the_student_owns_its_weights():
     teacher = tiny_teacher()
     before = teacher.bert.encoder.layer[0].attention.self.query.weight.clone()
-    student = distill.student_from_teacher(teacher, [0, 3])
+    student = students.student_from_teacher(teacher, [0, 3])
     with torch.no_grad():
         student.distilbert.transformer.layer[0].attention.q_lin.weight.add_(1.0)
     assert torch.equal(teacher.bert.encoder.layer[0].attention.self.query.weight, before)
@@ -359,7 +359,7 @@ def test_the_student_owns_its_weights():
 
 def test_student_config_follows_the_teacher():
     teacher = tiny_teacher(hidden_dropout_prob=0.2, attention_probs_dropout_prob=0.05)
-    config = distill.student_config(teacher, 3)
+    config = students.student_config(teacher, 3)
     assert (config.dim, config.n_heads, config.hidden_dim, config.n_layers) == (16, 2, 32, 3)
     assert (config.vocab_size, config.max_position_embeddings, config.pad_token_id) == (50, 24, 0)
     assert (config.dropout, config.attention_dropout, config.activation) == (0.2, 0.05, "gelu")
@@ -378,14 +378,14 @@ def test_student_config_follows_the_teacher():
 )
 def test_student_from_teacher_says_what_is_wrong(kwargs, error, message):
     with pytest.raises(error, match=message):
-        distill.student_from_teacher(tiny_teacher(), **kwargs)
+        students.student_from_teacher(tiny_teacher(), **kwargs)
 
 
 def test_student_from_teacher_wants_a_bert_mlm_teacher_with_bert_layer_norms():
     with pytest.raises(TypeError, match="BertForMaskedLM"):
-        distill.student_from_teacher(torch.nn.Linear(2, 2))
+        students.student_from_teacher(torch.nn.Linear(2, 2))
     with pytest.raises(ValueError, match="layer_norm_eps"):
-        distill.student_from_teacher(tiny_teacher(layer_norm_eps=1e-5))
+        students.student_from_teacher(tiny_teacher(layer_norm_eps=1e-5))
 
 
 # --------------------------------------------------------------------------------------------
@@ -395,7 +395,7 @@ def test_student_from_teacher_wants_a_bert_mlm_teacher_with_bert_layer_norms():
 def _pair(tokenizer, seed=0):
     teacher = tiny_teacher(layers=2, vocab=len(tokenizer), seed=seed, max_position_embeddings=128,
                            pad_token_id=tokenizer.pad_token_id)  # fmt: skip
-    return teacher, distill.student_from_teacher(teacher, [0])
+    return teacher, students.student_from_teacher(teacher, [0])
 
 
 def _run(tokenizer, sentences, **kwargs):
@@ -442,7 +442,7 @@ def test_distil_without_the_teacher_terms_is_train_mlm_on_the_same_batches(token
 def test_distillation_brings_a_random_student_closer_to_the_teacher(tokenizer, sentences):
     teacher, _ = _pair(tokenizer)
     torch.manual_seed(0)
-    student = DistilBertForMaskedLM(distill.student_config(teacher, 1))
+    student = DistilBertForMaskedLM(students.student_config(teacher, 1))
     history = distill.distil(student, teacher, sentences, tokenizer, steps=12, batch_size=16, lr=3e-3, warmup=2,
                              progress=False)  # fmt: skip
     for term in ("ce", "cos", "loss"):
@@ -460,9 +460,9 @@ def test_train_mlm_trains_a_distilbert_student(tokenizer, sentences):
 def test_distil_refuses_a_student_of_another_vocabulary(tokenizer, sentences):
     teacher, _ = _pair(tokenizer)
     with pytest.raises(ValueError, match="vocabulary"):
-        distill.distil(distill.student_from_teacher(tiny_teacher(layers=2)), teacher, sentences, tokenizer, steps=1)
+        distill.distil(students.student_from_teacher(tiny_teacher(layers=2)), teacher, sentences, tokenizer, steps=1)
     with pytest.raises(ValueError, match="steps"):
-        distill.distil(distill.student_from_teacher(teacher), teacher, sentences, tokenizer, steps=0)
+        distill.distil(students.student_from_teacher(teacher), teacher, sentences, tokenizer, steps=0)
 
 
 def test_the_mlm_batches_mask_only_ordinary_tokens(tokenizer, sentences):
@@ -482,35 +482,35 @@ def test_the_mlm_batches_mask_only_ordinary_tokens(tokenizer, sentences):
 def test_parameter_count_counts_tied_weights_once():
     teacher = tiny_teacher()
     unique = {id(p): p.numel() for p in teacher.parameters()}
-    assert distill.parameter_count(teacher) == sum(unique.values())
+    assert costs.parameter_count(teacher) == sum(unique.values())
     total = sum(p.numel() for _, p in teacher.named_parameters(remove_duplicate=False))
-    assert distill.parameter_count(teacher) == total - 50 * 16 - 50  # the decoder's weight and bias are tied
+    assert costs.parameter_count(teacher) == total - 50 * 16 - 50  # the decoder's weight and bias are tied
     teacher.bert.embeddings.word_embeddings.weight.requires_grad_(False)
-    assert distill.parameter_count(teacher, trainable_only=True) == distill.parameter_count(teacher) - 50 * 16
+    assert costs.parameter_count(teacher, trainable_only=True) == costs.parameter_count(teacher) - 50 * 16
     with pytest.raises(TypeError, match="Module"):
-        distill.parameter_count([1, 2])
+        costs.parameter_count([1, 2])
 
 
 def test_latency_is_a_median_of_positive_times_and_restores_the_mode():
     teacher = tiny_teacher().train()
     input_ids, attention_mask = padded_batch()
-    seconds = distill.latency(teacher, input_ids, attention_mask, repeats=3, warmup=1)
+    seconds = costs.latency(teacher, input_ids, attention_mask, repeats=3, warmup=1)
     assert 0 < seconds < 5 and teacher.training
-    assert distill.latency(teacher, input_ids[:1], repeats=1, warmup=0) > 0
+    assert costs.latency(teacher, input_ids[:1], repeats=1, warmup=0) > 0
     with pytest.raises(ValueError, match="repeats"):
-        distill.latency(teacher, input_ids, repeats=0)
+        costs.latency(teacher, input_ids, repeats=0)
     with pytest.raises(ValueError, match=r"\(B, T\)"):
-        distill.latency(teacher, input_ids[0])
+        costs.latency(teacher, input_ids[0])
 
 
 def test_latencies_times_models_in_turn_and_restores_their_modes():
     teacher = tiny_teacher().train()
-    student = distill.student_from_teacher(teacher)  # in train mode too, like its teacher
+    student = students.student_from_teacher(teacher)  # in train mode too, like its teacher
     input_ids, attention_mask = padded_batch()
-    seconds = distill.latencies({"teacher": teacher, "student": student}, input_ids, attention_mask, repeats=3)
+    seconds = costs.latencies({"teacher": teacher, "student": student}, input_ids, attention_mask, repeats=3)
     assert list(seconds) == ["teacher", "student"] and all(0 < s < 5 for s in seconds.values())
     assert teacher.training and student.training
     with pytest.raises(TypeError, match="dict of models"):
-        distill.latencies([teacher], input_ids)
+        costs.latencies([teacher], input_ids)
     with pytest.raises(TypeError, match="'student'"):
-        distill.latencies({"student": "distilbert"}, input_ids)
+        costs.latencies({"student": "distilbert"}, input_ids)

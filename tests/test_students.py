@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertForMaskedLM, DistilBertForMaskedLM
 
-from course_utils import data, distill, models, tokenization, training
+from course_utils import data, distill, models, students, tokenization, training
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_mlm_only_student_equals_distillation_with_no_teacher_signal(setting):
     _, direct = models.train_student("no distillation (MLM only)", 0, teacher, tokenizer, train, steps=3,
                                      progress=False)
     torch.manual_seed(0)
-    student = DistilBertForMaskedLM(distill.student_config(teacher, models.STUDENT_LAYERS))
+    student = DistilBertForMaskedLM(students.student_config(teacher, models.STUDENT_LAYERS))
     settings = dict(models.DISTILLATION, steps=3)
     through = distill.distil(student, teacher, train, tokenizer, alphas={"ce": 0.0, "cos": 0.0}, seed=0,
                              progress=False, **settings)

@@ -25,10 +25,11 @@ module                 used   what it holds
 ``encoder``            06-07  DistilBERT's encoder from scratch (the model)
 ``encoder_pieces``     06     LayerNorm and the block as plain functions
 ``hf_weights``         06-07  Hugging Face's and BERT's weights in the encoder
-``costs``              06     what training costs: activations, optimiser, backward
+``costs``              06-08  what a model costs: weights, latency, training's extras
 ``training``           02-08  training steps and loops, metrics
 ``models``             01-08  the bundled teacher and students, hub models
-``distill``            07-08  distillation losses, the student, its training
+``students``           07-08  a student made from its teacher: layers, config, weights
+``distill``            07-08  distillation losses, the distillation step and loop
 ``sizes``              07-08  parameter counts from model configs
 ``task_heads``         08     classification head, word labels on WordPiece tokens
 ``inference``          08     int8 quantisation, bf16, size on disk

@@ -10,17 +10,13 @@ small function:
    https://github.com/huggingface/transformers/tree/v4.40.0/examples/research_projects/distillation),
    with its defaults: α = 5.0 / 2.0 / 1.0 (the training command of its README) and T = 2.0
    (the default of ``train.py``'s ``--temperature``);
-3. :func:`layer_map` and :func:`student_from_teacher` — a DistilBERT-format student
-   (``transformers.DistilBertForMaskedLM``) initialised from one layer out of two of a BERT-format
-   teacher (``BertForMaskedLM``), its embeddings and its MLM head (as ``scripts/extract_distilbert.py``
-   of the same folder);
-4. :func:`distillation_step` — one step: teacher frozen, student updated once; :func:`distil` — the training loop
+3. :func:`distillation_step` — one step: teacher frozen, student updated once; :func:`distil` — the training loop
    of those steps, with a ``tqdm`` bar, deterministic under a seed, recording
    every loss term at every step; :func:`train_mlm` (the course's masked-LM loop) trains the
    same-size student *without* a teacher, on the very same batches and masks;
-5. :func:`parameter_count` and :func:`latency` — what the student buys: fewer weights, less time.
-
-Quality is measured with :func:`course_utils.training.mlm_accuracy` and
+The student itself is made from the teacher by :mod:`course_utils.students` (one layer out of
+two); what it buys, fewer weights and less time, is measured by :mod:`course_utils.costs`
+(``parameter_count``, ``latencies``). Quality is measured with :func:`course_utils.training.mlm_accuracy` and
 :func:`course_utils.training.accuracy`, not re-written here.
 
 Axis names in the docstrings: ``B`` batch, ``T`` tokens per sequence, ``V`` vocabulary size,
@@ -29,40 +25,25 @@ Axis names in the docstrings: ``B`` batch, ``T`` tokens per sequence, ``V`` voca
 
 from __future__ import annotations
 
-import dataclasses
-import numbers
-import statistics
-import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import torch
 from torch.nn import functional as F
 
 from . import masking, training
-from .encoder import EncoderConfig
-from .hf_weights import bert_to_distilbert_state_dict
+from .costs import parameter_count
 from .training import History, train_mlm
 from .validation import non_negative_number, positive_int, positive_number, probability
-
-if TYPE_CHECKING:  # transformers is imported lazily
-    import transformers
 
 __all__ = [
     "DEFAULT_ALPHAS",
     "DEFAULT_TEMPERATURE",
-    "PUBLISHED_LAYERS",
     "TripleLoss",
     "cosine_loss",
     "distil",
     "distillation_loss",
     "distillation_step",
-    "latencies",
-    "latency",
-    "layer_map",
-    "parameter_count",
-    "student_config",
-    "student_from_teacher",
     "train_mlm",
     "triple_loss",
 ]
@@ -71,10 +52,6 @@ __all__ = [
 # --alpha_ce 5.0 --alpha_mlm 2.0 --alpha_cos 1.0, and train.py's --temperature defaults to 2.0.
 DEFAULT_ALPHAS: dict[str, float] = {"ce": 5.0, "mlm": 2.0, "cos": 1.0}
 DEFAULT_TEMPERATURE = 2.0
-
-# The teacher layers that scripts/extract_distilbert.py copies from BERT-base (12 layers) into
-# DistilBERT's 6: not exactly one out of two (0, 2, 4, 6, 8, 10), the top layer is kept.
-PUBLISHED_LAYERS = (0, 2, 4, 7, 9, 11)
 
 
 # --------------------------------------------------------------------------------------------
@@ -258,125 +235,6 @@ def triple_loss(
 
 
 # --------------------------------------------------------------------------------------------
-# The student, made from the teacher
-
-
-def layer_map(n_teacher_layers: int, n_student_layers: int) -> list[int]:
-    """The teacher layer each student layer starts from: ``[i * n_teacher // n_student for i ...]``.
-
-    "One layer out of two" for a student half as deep (Sanh et al. 2019, section 3): 6 -> 3 gives
-    ``[0, 2, 4]``, 12 -> 6 ``[0, 2, 4, 6, 8, 10]``. (The published extraction script of
-    DistilBERT took :data:`PUBLISHED_LAYERS` = 0, 2, 4, 7, 9, 11 of BERT-base instead.) In
-    general the layers are evenly spaced, starting at the first.
-    """
-    n_teacher_layers = positive_int("n_teacher_layers", n_teacher_layers)
-    n_student_layers = positive_int("n_student_layers", n_student_layers)
-    if n_student_layers > n_teacher_layers:
-        raise ValueError(
-            f"expected a student no deeper than its teacher, got n_student_layers={n_student_layers} > "
-            f"n_teacher_layers={n_teacher_layers}"
-        )
-    return [i * n_teacher_layers // n_student_layers for i in range(n_student_layers)]
-
-
-def _check_teacher(teacher) -> None:
-    from transformers import BertForMaskedLM
-
-    if not isinstance(teacher, BertForMaskedLM):
-        raise TypeError(f"expected the teacher to be a transformers BertForMaskedLM, got {type(teacher).__name__}")
-
-
-def student_config(teacher, n_layers: int, **overrides) -> "transformers.DistilBertConfig":
-    """The ``DistilBertConfig`` of a student of ``teacher`` (a ``BertForMaskedLM``) with ``n_layers`` layers.
-
-    The sizes are :meth:`course_utils.encoder.EncoderConfig.from_bert`'s (same width, heads,
-    feed-forward width, activation, vocabulary, positions, dropouts, padding id; learned
-    positions; a teacher whose LayerNorm eps is not BERT's 1e-12 is refused), and the output
-    matrix is tied to the word embeddings when the teacher's is. ``overrides`` are passed to
-    ``DistilBertConfig`` (e.g. ``attn_implementation="eager"``).
-    """
-    from transformers import DistilBertConfig
-
-    _check_teacher(teacher)
-    sizes = dataclasses.asdict(EncoderConfig.from_bert(teacher.config, n_layers=positive_int("n_layers", n_layers)))
-    tied = getattr(teacher.config, "tie_word_embeddings", True)
-    return DistilBertConfig(**{**sizes, "tie_word_embeddings": tied, **overrides})
-
-
-FOLDS = ("position", "word", "none")
-
-
-def student_from_teacher(
-    teacher,
-    layers: Sequence[int] | None = None,
-    *,
-    fold_token_type: str = "position",
-    attn_implementation: str | None = None,
-) -> "transformers.DistilBertForMaskedLM":
-    """A ``DistilBertForMaskedLM`` initialised from ``teacher`` (a ``BertForMaskedLM``), as DistilBERT was.
-
-    Copies the embeddings, the teacher layers ``layers`` (increasing; default :func:`layer_map`,
-    one out of two) and the MLM head. The encoder's names are mapped by
-    :func:`course_utils.hf_weights.bert_to_distilbert_state_dict` (``attention.self.query`` ->
-    ``attention.q_lin``, ..., ``output.LayerNorm`` -> ``output_layer_norm``); the head's here
-    (``cls.predictions.transform.dense`` -> ``vocab_transform``, ``transform.LayerNorm`` ->
-    ``vocab_layer_norm``, ``decoder`` -> ``vocab_projector``). The output matrix stays tied to
-    the word embeddings when the teacher's is. The weights are copies; the student takes the
-    teacher's dtype, device and train/eval mode.
-
-    DistilBERT has no token-type (segment) embeddings; BERT adds ``token_type_embeddings[0]`` to
-    every token of a single-segment input. ``fold_token_type`` says where it goes:
-
-    - ``"position"`` (default): added to every position vector. **Exact**: for
-      ``token_type_ids`` all 0, the student with all the teacher's layers gives the teacher's
-      hidden states and MLM logits (the tests check it, padded batches included);
-    - ``"word"``: added to every word vector. The hidden states are the same, but with tied
-      weights the output matrix moves too, so every logit at a position shifts by ``h · t``
-      (``h`` the head's transformed hidden state, ``t`` the segment vector): the same softmax,
-      not the same logits;
-    - ``"none"``: dropped, as Hugging Face's ``scripts/extract_distilbert.py`` does (it copies
-      the word and position tables only): an approximation that training repairs.
-
-    ``attn_implementation``: None = the teacher's (``"eager"`` for the course's loaders).
-    """
-    from transformers import DistilBertForMaskedLM
-
-    _check_teacher(teacher)
-    if fold_token_type not in FOLDS:
-        raise ValueError(f"expected fold_token_type in {FOLDS}, got {fold_token_type!r}")
-    n_teacher = teacher.config.num_hidden_layers
-    if layers is None:
-        layers = layer_map(n_teacher, max(1, n_teacher // 2))
-    source = {name: value.detach() for name, value in teacher.state_dict().items()}
-    encoder = bert_to_distilbert_state_dict(source, layers)  # checks the layers; folds into the positions
-    segment = source["bert.embeddings.token_type_embeddings.weight"][0]
-    if fold_token_type != "position":
-        encoder["embeddings.position_embeddings.weight"] = source["bert.embeddings.position_embeddings.weight"].clone()
-    if fold_token_type == "word":
-        encoder["embeddings.word_embeddings.weight"] = source["bert.embeddings.word_embeddings.weight"] + segment
-    if attn_implementation is None:
-        attn_implementation = getattr(teacher.config, "_attn_implementation", None) or "eager"
-    n_layers = sum(1 for key in encoder if key.endswith("ffn.lin1.weight"))
-    student = DistilBertForMaskedLM(student_config(teacher, n_layers, attn_implementation=attn_implementation))
-    parameter = next(teacher.parameters())
-    student.to(device=parameter.device, dtype=parameter.dtype)
-
-    weights = {f"distilbert.{name}": value for name, value in encoder.items()}
-    weights.update({
-        "vocab_transform.weight": source["cls.predictions.transform.dense.weight"],
-        "vocab_transform.bias": source["cls.predictions.transform.dense.bias"],
-        "vocab_layer_norm.weight": source["cls.predictions.transform.LayerNorm.weight"],
-        "vocab_layer_norm.bias": source["cls.predictions.transform.LayerNorm.bias"],
-        "vocab_projector.weight": source["cls.predictions.decoder.weight"],
-        "vocab_projector.bias": source["cls.predictions.decoder.bias"],  # = cls.predictions.bias when tied
-    })  # fmt: skip
-    if student.config.tie_word_embeddings:  # one matrix: the (possibly folded) word embeddings
-        weights["vocab_projector.weight"] = weights["distilbert.embeddings.word_embeddings.weight"]
-    student.load_state_dict(weights, strict=True)  # copies into the student's own tensors
-    return student.train(teacher.training)
-
-
-# --------------------------------------------------------------------------------------------
 # Training
 
 
@@ -506,80 +364,3 @@ def distil(
             bar.set_postfix(loss=f"{loss.total.item():.3f}", refresh=False)
     student.eval()
     return history
-
-
-# --------------------------------------------------------------------------------------------
-# Measurements
-
-
-def parameter_count(model: torch.nn.Module, *, trainable_only: bool = False) -> int:
-    """The number of parameters of ``model``; a tied matrix (input and output embeddings) counts once."""
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"expected a torch.nn.Module, got {type(model).__name__}")
-    return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
-
-
-def latency(
-    model: torch.nn.Module,
-    input_ids: torch.Tensor,
-    attention_mask: torch.Tensor | None = None,
-    *,
-    repeats: int = 20,
-    warmup: int = 3,
-) -> float:
-    """Median wall-clock seconds of one forward pass of ``model`` on ``input_ids (B, T)``.
-
-    In eval mode under ``torch.inference_mode``, after ``warmup`` untimed passes; the median of
-    ``repeats`` timed ones (robust to the odd slow run of a shared CPU). The paper's Table 3
-    times batch 1 (one example at a time); a lesson also times batch 32. The model's train/eval
-    mode is restored afterwards. To compare models, use :func:`latencies`.
-    """
-    return latencies({"model": model}, input_ids, attention_mask, repeats=repeats, warmup=warmup)["model"]
-
-
-def latencies(
-    models: Mapping[str, torch.nn.Module],
-    input_ids: torch.Tensor,
-    attention_mask: torch.Tensor | None = None,
-    *,
-    repeats: int = 20,
-    warmup: int = 3,
-) -> dict[str, float]:
-    """:func:`latency` of several models, ``{name: median seconds}``, timed **in turn**.
-
-    Each round times one pass of every model, one after the other, so that a change of load on a
-    shared CPU (another process starting) slows every model alike and their ratio stays fair;
-    timing one model ``repeats`` times and then the other would not.
-    """
-    repeats = positive_int("repeats", repeats)
-    if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 0:
-        raise ValueError(f"expected warmup to be an integer >= 0, got {warmup!r}")
-    if not isinstance(models, Mapping) or not models:
-        raise TypeError(f"expected a dict of models {{name: model}}, got {type(models).__name__}")
-    for name, model in models.items():
-        if not isinstance(model, torch.nn.Module):
-            raise TypeError(f"expected a torch.nn.Module for {name!r}, got {type(model).__name__}")
-    if not isinstance(input_ids, torch.Tensor) or input_ids.ndim != 2:
-        raise ValueError(
-            f"expected input_ids to be a tensor of shape (B, T), got "
-            f"{tuple(input_ids.shape) if isinstance(input_ids, torch.Tensor) else type(input_ids).__name__}"
-        )
-    kwargs = {"input_ids": input_ids}
-    if attention_mask is not None:
-        kwargs["attention_mask"] = attention_mask
-    modes = {name: model.training for name, model in models.items()}
-    times: dict[str, list[float]] = {name: [] for name in models}
-    try:
-        for model in models.values():
-            model.eval()
-        with torch.inference_mode():
-            for round_ in range(warmup + repeats):
-                for name, model in models.items():
-                    start = time.perf_counter()
-                    model(**kwargs)
-                    if round_ >= warmup:
-                        times[name].append(time.perf_counter() - start)
-    finally:
-        for name, model in models.items():
-            model.train(modes[name])
-    return {name: statistics.median(values) for name, values in times.items()}

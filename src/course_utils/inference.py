@@ -10,7 +10,7 @@ Two ways to make a trained model cheaper to run, without training it again:
   products in bfloat16 (8 bits of mantissa instead of 23), the weights unchanged in float32.
 
 :func:`size_on_disk` measures what ``torch.save`` writes for a model's weights. Latency is measured
-with :func:`course_utils.distill.latencies`, accuracy with :func:`course_utils.training.accuracy`.
+with :func:`course_utils.costs.latencies`, accuracy with :func:`course_utils.training.accuracy`.
 """
 
 from __future__ import annotations

@@ -291,16 +291,17 @@ def train_student(run: str, seed: int, teacher, tokenizer, train, *, steps: int 
     import torch
     from transformers import DistilBertForMaskedLM
 
-    from . import distill
+    from . import distill, students
 
     if run not in STUDENT_RUNS:
         raise ValueError(f"expected run to be one of {sorted(STUDENT_RUNS)}, got {run!r}")
     initialisation, alphas = STUDENT_RUNS[run]
     torch.manual_seed(seed)
     if initialisation == "teacher layers":
-        student = distill.student_from_teacher(teacher, distill.layer_map(len(teacher.bert.encoder.layer), STUDENT_LAYERS))
+        layers = students.layer_map(len(teacher.bert.encoder.layer), STUDENT_LAYERS)
+        student = students.student_from_teacher(teacher, layers)
     else:
-        student = DistilBertForMaskedLM(distill.student_config(teacher, STUDENT_LAYERS))
+        student = DistilBertForMaskedLM(students.student_config(teacher, STUDENT_LAYERS))
     settings = dict(DISTILLATION, steps=steps or DISTILLATION["steps"])
     if alphas.get("ce") == 0.0 and alphas.get("cos") == 0.0:  # no teacher signal: skip the teacher's forward pass
         history = training.train_mlm(student, train, tokenizer, seed=seed, progress=progress, **settings)

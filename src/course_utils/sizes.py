@@ -164,19 +164,19 @@ def course_configs(tokenizer=None) -> dict[str, Any]:
     """The configs of the table's models but the running example, by name.
 
     The student is lesson 07's: a DistilBERT with the teacher's sizes and one layer out of two
-    (:func:`course_utils.distill.student_config`). ``tokenizer`` sizes the course's teacher and
+    (:func:`course_utils.students.student_config`). ``tokenizer`` sizes the course's teacher and
     student (default: the bundled tokenizer).
     """
     import torch
     from transformers import BertConfig, BertForMaskedLM, DistilBertConfig
 
-    from . import distill, models, tokenization
+    from . import models, students, tokenization
 
     tokenizer = tokenizer if tokenizer is not None else tokenization.load_bundled_tokenizer()
     teacher = models.teacher_config(tokenizer)
     with torch.device("meta"):  # the architecture only: no memory, no weights
         teacher_model = BertForMaskedLM(teacher)
-    student = distill.student_config(teacher_model, n_layers=teacher.num_hidden_layers // 2)
+    student = students.student_config(teacher_model, n_layers=teacher.num_hidden_layers // 2)
     return {
         "course teacher": teacher,
         "course student (lesson 07)": student,

@@ -1,6 +1,6 @@
 """Checkers of lesson 07: the distillation loss and the student's layer map.
 
-The references are :func:`course_utils.distill.distillation_loss` and :func:`course_utils.distill.layer_map`;
+The references are :func:`course_utils.distill.distillation_loss` and :func:`course_utils.students.layer_map`;
 one distillation step is checked by :mod:`course_utils.checks.distillation_step`.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from .. import distill
+from .. import distill, students
 from .engine import Case, Exercise, Mistake, Symptom, require_callable, run_checks
 from .values import as_float_array, describe
 
@@ -267,11 +267,11 @@ _LAYER_MAP = Exercise(
 def check_layer_map(fn: Callable[[int, int], Any]) -> None:
     """Check a learner's ``layer_map(n_teacher_layers, n_student_layers) -> list[int]``.
 
-    The reference is :func:`course_utils.distill.layer_map`: student layer ``i`` starts from teacher
+    The reference is :func:`course_utils.students.layer_map`: student layer ``i`` starts from teacher
     layer ``i * n_teacher // n_student`` ("one layer out of two" for half the depth). Seven cases,
     all with ``n_teacher`` a multiple of ``n_student`` (the step is then unambiguous): 6 -> 3,
     12 -> 6, 4 -> 2, 2 -> 1, 6 -> 2, 12 -> 4, and 6 -> 6 (a copy of every layer).
     """
     sizes = [(6, 3), (12, 6), (4, 2), (2, 1), (6, 2), (12, 4), (6, 6)]
-    cases = [Case(f"n_teacher_layers={t}, n_student_layers={s}", (t, s), distill.layer_map(t, s)) for t, s in sizes]
+    cases = [Case(f"n_teacher_layers={t}, n_student_layers={s}", (t, s), students.layer_map(t, s)) for t, s in sizes]
     run_checks(_LAYER_MAP, fn, cases)

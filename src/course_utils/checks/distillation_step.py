@@ -16,7 +16,7 @@ from typing import Any, Callable
 import torch
 from torch.nn import functional as F
 
-from .. import distill, masking
+from .. import distill, masking, students
 from .distill import kl_rows
 from .engine import Case, Exercise, Symptom, require_callable, run_checks
 from .values import as_float_array
@@ -56,7 +56,7 @@ def _tiny_pair(setting: StepSetting):
                         intermediate_size=16, max_position_embeddings=12, pad_token_id=0,
                         attn_implementation="eager")  # fmt: skip
     teacher = BertForMaskedLM(config).double()
-    student = distill.student_from_teacher(teacher)
+    student = students.student_from_teacher(teacher)
     generator = torch.Generator().manual_seed(setting.seed)
     input_ids = torch.randint(5, vocab, (4, 9), generator=generator)  # (B, T)
     input_ids[:, 0], input_ids[:, -1] = 2, 3  # [CLS] ... [SEP]
