@@ -63,7 +63,7 @@ book: $(STAMP) $(CACHE_STAMP)  ## execute the lessons (cached) and build the sit
 	$(BOOK)
 
 assets: $(STAMP)  ## retrain the bundled tokenizer and models in src/course_utils/assets from the course corpus
-	$(BIN)/python -m course_utils.models --rebuild
+	$(BIN)/python -m course_utils.authoring.assets
 
 lessons: $(STAMP)  ## re-execute every lesson offline and rewrite its committed .ipynb (with outputs)
 	$(BIN)/python -m course_utils.authoring.lessons execute $(LESSONS_FLAGS)

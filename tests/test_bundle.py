@@ -100,7 +100,7 @@ def test_save_files_copies_only_its_files_and_records_them(copied_bundle, tmp_pa
 
 @pytest.mark.parametrize("write", [
     lambda folder: tokenization.rebuild(folder),
-    lambda folder: models._save(models.load_bundled("student"), folder),
+    lambda folder: models.save(models.load_bundled("student"), folder),
 ], ids=["tokenizer rebuild", "model save"])
 def test_a_folder_holding_other_files_is_refused_and_nothing_is_deleted(tmp_path, write):
     (tmp_path / "notes.txt").write_text("mine")

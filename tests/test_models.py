@@ -9,6 +9,7 @@ import torch
 from transformers import BertForMaskedLM, BertForSequenceClassification
 
 from course_utils import data, env, models, training
+from course_utils.authoring import assets
 
 pytestmark = pytest.mark.skipif(
     not (models.BUNDLED["teacher-sentiment"] / "model.safetensors").exists(), reason="run `make assets` first"
@@ -118,9 +119,9 @@ def test_load_bundled_refuses_a_model_class_that_is_not_one():
 
 def test_the_report_holds_every_stage_and_the_learning_rate_sweep():
     report = models.report()
-    assert set(models.STAGES) == {"tokenizer", "teacher", "teacher-sentiment", "students", "sweep", "plateau",
+    assert set(assets.STAGES) == {"tokenizer", "teacher", "teacher-sentiment", "students", "sweep", "plateau",
                                   "task-distillation"}
-    assert set(report["timings_s"]) == set(models.STAGES)
+    assert set(report["timings_s"]) == set(assets.STAGES)
     assert [r["lr"] for r in report["lr_sweep"]["runs"]] == list(models.LR_SWEEP)
     assert models.STUDENT_FINE_TUNING["lr"] not in models.LR_SWEEP  # its run is the students stage's
     for run in report["students"]["runs"]:
@@ -153,21 +154,19 @@ def test_rebuild_runs_only_the_stages_asked_and_times_each(monkeypatch, tmp_path
     report = tmp_path / "report.json"
     report.write_text(json.dumps({"kept": 1, "timings_s": {"teacher": 9.0}}))
     monkeypatch.setattr(models, "REPORT", report)
-    monkeypatch.setattr(models.bundle, "record", lambda paths: None)
-    monkeypatch.setattr(models, "_build_teacher", lambda *a: {"teacher_parameters": 5})
-    monkeypatch.setattr(models, "_build_sweep", lambda *a: {"runs": []})
-    monkeypatch.setattr(models, "_build_students", lambda *a: pytest.fail("students was not asked for"))
-    result = models.rebuild(["teacher", "sweep"], progress=False)
+    monkeypatch.setattr(assets.bundle, "record", lambda paths: None)
+    monkeypatch.setattr(assets, "_build_teacher", lambda *a: {"teacher_parameters": 5})
+    monkeypatch.setattr(assets, "_build_sweep", lambda *a: {"runs": []})
+    monkeypatch.setattr(assets, "_build_students", lambda *a: pytest.fail("students was not asked for"))
+    result = assets.rebuild(["teacher", "sweep"], progress=False)
     assert result["kept"] == 1 and result["teacher_parameters"] == 5 and result["lr_sweep"] == {"runs": []}
     assert set(result["timings_s"]) == {"teacher", "sweep"} and result["timings_s"]["teacher"] < 9.0
     assert json.loads(report.read_text()) == result
     with pytest.raises(ValueError, match="expected stages among"):
-        models.rebuild(["teachers"])
+        assets.rebuild(["teachers"])
 
 
 def test_independent_runs_come_back_in_the_order_of_their_jobs():
     """make assets spreads independent runs over worker processes; the results keep the jobs' order
     (the plateau stage's report lists its runs schedule by schedule, seed by seed)."""
-    from course_utils import models
-
-    assert models._in_workers(pow, [(2, 10), (3, 3), (5, 2), (7, 1)], workers=2) == [1024, 27, 25, 7]
+    assert assets.in_workers(pow, [(2, 10), (3, 3), (5, 2), (7, 1)], workers=2) == [1024, 27, 25, 7]

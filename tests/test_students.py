@@ -7,6 +7,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM, DistilBertForMaskedLM
 
 from course_utils import data, distill, models, students, tokenization, training
+from course_utils.authoring import assets
 
 
 @pytest.fixture(scope="module")
@@ -67,4 +68,4 @@ def test_unknown_run_is_named(setting):
 
 def test_unknown_stage_is_named():
     with pytest.raises(ValueError, match="expected stages among"):
-        models.rebuild(stages=("everything",))
+        assets.rebuild(stages=("everything",))

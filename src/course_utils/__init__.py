@@ -39,7 +39,7 @@ module                 used   what it holds
 ``bundle``             all    the bundled assets on disk, checked by sha256
 ``course_map``         intro  the course map of the introduction
 ``book``               site   the Sphinx extension behind the site
-``authoring``          -      instructor tools: execute, sync, handouts, scaffold
+``authoring``          -      instructor tools: execute, handouts, scaffold, make assets
 =====================  =====  ========================================================
 """
 

@@ -7,21 +7,18 @@ A copy fine-tuned on the corpus's sentiment task is bundled too. Both live in Hu
 (``config.json`` + ``model.safetensors``) under ``course_utils/assets`` and are loaded with
 ``from_pretrained`` on those folders.
 
-Rebuild everything with ``make assets`` (``python -m course_utils.models --rebuild``): the
-tokenizer, the teacher, its sentiment copy, then lesson 07's students, with progress bars, and a
-report of their quality written next to them (``assets/report.json``), which lessons read. Each
-stage can be rebuilt alone (``--stages teacher-sentiment students``): later stages load the bundled
-output of earlier ones, and training is deterministic, so the result is the same.
+The recipes of every bundled model and experiment are here (``PRETRAINING``, ``FINE_TUNING``,
+``DISTILLATION``, ...), and :func:`train_student` trains one of lesson 07's students. ``make
+assets`` (:mod:`course_utils.authoring.assets`) rebuilds everything from them and writes the
+report of their quality (``assets/report.json``) that lessons read through :func:`report`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import time
 from pathlib import Path
 
-from . import bundle, data, env, tokenization, training
+from . import bundle, env, tokenization, training
 
 ASSETS = tokenization.ASSETS
 BUNDLED = {
@@ -184,102 +181,10 @@ def report() -> dict:
     return json.loads(REPORT.read_text())
 
 
-def _save(model, folder: Path) -> None:
+def save(model, folder: Path) -> None:
     """``config.json`` and ``model.safetensors`` of ``model`` into ``folder``, deleting nothing there
     (:func:`course_utils.bundle.save_files`); their sha256 is recorded when ``folder`` is bundled."""
     bundle.save_files(model.save_pretrained, folder, MODEL_FILES, what=f"the {type(model).__name__}")
-
-
-STAGES = ("tokenizer", "teacher", "teacher-sentiment", "students", "sweep", "plateau", "task-distillation")
-
-
-def rebuild(stages=STAGES, progress: bool = True) -> dict:
-    """Rebuild the bundled assets, stage by stage; write and return their report (``assets/report.json``).
-
-    ``"tokenizer"``: the WordPiece tokenizer. ``"teacher"``: MLM pre-training. ``"teacher-sentiment"``:
-    the teacher fine-tuned on sentiment. ``"students"``: lesson 07's students (distilled, trained without distillation, ablations),
-    each fine-tuned on sentiment; the distilled student of seed 0 and its sentiment copy are bundled.
-    ``"sweep"``: lesson 08's learning-rate sweep, the bundled student fine-tuned at :data:`LR_SWEEP`.
-    ``"plateau"``: lesson 08's standard recipe for :data:`PLATEAU_SEEDS`, with and without its schedule.
-    ``"task-distillation"``: lesson 07's few-label experiment (:data:`LABELLED`, :data:`TASK_METHODS`).
-    """
-    unknown = set(stages) - set(STAGES)
-    if unknown:
-        raise ValueError(f"expected stages among {STAGES}, got {sorted(unknown)}")
-    result = json.loads(REPORT.read_text()) if REPORT.exists() else {}
-    result.setdefault("timings_s", {})
-    start = time.perf_counter()
-    if "tokenizer" in stages:
-        tokenization.rebuild()
-        result["timings_s"]["tokenizer"] = time.perf_counter() - start
-    tokenizer = tokenization.load_bundled_tokenizer()
-    splits = {s: training.encode(data.corpus(s), tokenizer) for s in ("train", "validation", "test")}
-    builders = {  # stage -> (its builder, the report's key for what it returns; None: its keys are the report's)
-        "teacher": (_build_teacher, None),
-        "teacher-sentiment": (_build_teacher_sentiment, None),
-        "students": (_build_students, "students"),
-        "sweep": (_build_sweep, "lr_sweep"),
-        "plateau": (_build_plateau, "plateau"),
-        "task-distillation": (_build_task_distillation, "task_distillation"),
-    }
-    for stage, (build, key) in builders.items():
-        if stage in stages:
-            start = time.perf_counter()
-            built = build(tokenizer, splits, progress)
-            if key is None:
-                result.update(built)
-            else:
-                result[key] = built
-            result["timings_s"][stage] = time.perf_counter() - start
-    import torch
-
-    result["torch_threads"] = torch.get_num_threads()
-    REPORT.write_text(json.dumps(result, indent=1) + "\n")
-    bundle.record([REPORT])
-    return result
-
-
-def _build_teacher(tokenizer, splits, progress: bool) -> dict:
-    import torch
-    from transformers import BertForMaskedLM
-
-    env.seed_everything(PRETRAINING["seed"])
-    teacher = BertForMaskedLM(teacher_config(tokenizer))
-    history = training.train_mlm(teacher, splits["train"], tokenizer, progress=progress, **PRETRAINING)
-    _save(teacher, BUNDLED["teacher"])
-    teacher = load_bundled("teacher")
-    with torch.inference_mode():
-        return {
-            "teacher_parameters": sum(p.numel() for p in teacher.parameters()),
-            "mlm_accuracy_validation": training.mlm_accuracy(teacher, splits["validation"], tokenizer),
-            "mlm_accuracy_test": training.mlm_accuracy(teacher, splits["test"], tokenizer),
-            "pretraining": dict(PRETRAINING),
-            "mlm_loss_curve": history.losses["mlm"],
-        }
-
-
-def _build_teacher_sentiment(tokenizer, splits, progress: bool) -> dict:
-    import torch
-    from transformers import BertForSequenceClassification
-
-    env.seed_everything(FINE_TUNING["seed"])
-    classifier = BertForSequenceClassification.from_pretrained(str(BUNDLED["teacher"]), num_labels=2)
-    fine_tuning = training.train_classifier(
-        classifier, splits["train"], tokenizer.pad_token_id, progress=progress, **FINE_TUNING
-    )
-    _save(classifier, BUNDLED["teacher-sentiment"])
-    classifier = load_bundled("teacher-sentiment")
-    with torch.inference_mode():
-        accuracies = {
-            f"sentiment_accuracy_{split}": training.accuracy(classifier, splits[split], tokenizer.pad_token_id)
-            for split in ("validation", "test")
-        }
-    return {  # the bag of words trains a logistic regression: outside inference mode
-        **accuracies,
-        "bag_of_words_accuracy_test": training.bag_of_words_accuracy(splits["train"], splits["test"], len(tokenizer)),
-        "fine_tuning": dict(FINE_TUNING),
-        "fine_tuning_loss_curve": fine_tuning.losses["loss"],
-    }
 
 
 def train_student(run: str, seed: int, teacher, tokenizer, train, *, steps: int | None = None, progress: bool = True):
@@ -310,208 +215,3 @@ def train_student(run: str, seed: int, teacher, tokenizer, train, *, steps: int 
         history = distill.distil(student, teacher, train, tokenizer, alphas=alphas, seed=seed, progress=progress,
                                  **settings)
     return student, history
-
-
-def _build_students(tokenizer, splits, progress: bool) -> dict:
-    import tempfile
-
-    import torch
-    from transformers import DistilBertForSequenceClassification
-
-    teacher = load_bundled("teacher")
-    runs = []
-    for run in STUDENT_RUNS:
-        for seed in STUDENT_SEEDS if run in SEEDED_RUNS else STUDENT_SEEDS[:1]:
-            student, history = train_student(run, seed, teacher, tokenizer, splits["train"], progress=progress)
-            with tempfile.TemporaryDirectory() as folder:
-                _save(student, Path(folder))
-                torch.manual_seed(seed)
-                classifier = DistilBertForSequenceClassification.from_pretrained(folder, num_labels=2)
-            fine_tuning = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id,
-                                                    progress=progress, **dict(STUDENT_FINE_TUNING, seed=seed))
-            with torch.inference_mode():
-                runs.append({
-                    "run": run,
-                    "seed": seed,
-                    "mlm_accuracy_test": training.mlm_accuracy(student.eval(), splits["test"], tokenizer),
-                    "sentiment_accuracy_test": training.accuracy(classifier.eval(), splits["test"], tokenizer.pad_token_id),
-                    "losses": history.losses,
-                    "fine_tuning_loss_curve": fine_tuning.losses["loss"],
-                })
-            if run == "distilled" and seed == STUDENT_SEEDS[0]:
-                _save(student, BUNDLED["student"])
-                _save(classifier, BUNDLED["student-sentiment"])
-    return {
-        "layers": STUDENT_LAYERS,
-        "distillation": dict(DISTILLATION),
-        "fine_tuning": dict(STUDENT_FINE_TUNING),
-        "seeds": list(STUDENT_SEEDS),
-        "runs": runs,
-    }
-
-
-def _build_sweep(tokenizer, splits, progress: bool) -> dict:
-    import torch
-    from transformers import DistilBertForSequenceClassification
-
-    runs = []
-    for lr in LR_SWEEP:
-        torch.manual_seed(STUDENT_FINE_TUNING["seed"])
-        classifier = DistilBertForSequenceClassification.from_pretrained(str(BUNDLED["student"]), num_labels=2)
-        history = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=progress,
-                                            **dict(STUDENT_FINE_TUNING, lr=lr))
-        runs.append({
-            "lr": lr,
-            "sentiment_accuracy_validation": training.accuracy(classifier, splits["validation"], tokenizer.pad_token_id),
-            "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], tokenizer.pad_token_id),
-            "fine_tuning_loss_curve": history.losses["loss"],
-        })
-    return {"fine_tuning": dict(STUDENT_FINE_TUNING), "runs": runs}
-
-
-def _classifier_from(student, seed: int):
-    """A ``DistilBertForSequenceClassification`` on ``student``'s encoder, its new head drawn with ``seed``."""
-    import tempfile
-
-    import torch
-    from transformers import DistilBertForSequenceClassification
-
-    with tempfile.TemporaryDirectory() as folder:
-        _save(student, Path(folder))
-        torch.manual_seed(seed)
-        return DistilBertForSequenceClassification.from_pretrained(folder, num_labels=2)
-
-
-# Runs that do not depend on one another (one seed, one schedule) are spread over this many worker
-# processes, each on one thread: a run gives the same bits in any process (each run seeds itself),
-# and on 2 cores two workers take half the time of one.
-WORKERS = 2
-
-
-def _plateau_run(schedule: str, seed: int) -> dict:
-    """One run of the plateau stage, in a worker process on one thread: the bundled student
-    fine-tuned with lesson 08's recipe under ``schedule`` and ``seed``."""
-    import torch
-
-    torch.set_num_threads(1)  # as lesson 08 runs it: the seed-0 run is the lesson's live run, to the bit
-    tokenizer = tokenization.load_bundled_tokenizer()
-    splits = {s: training.encode(data.corpus(s), tokenizer) for s in ("train", "test")}
-    classifier = _classifier_from(load_bundled("student"), seed)
-    history = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=False,
-                                        **dict(STANDARD_FINE_TUNING, seed=seed, **PLATEAU_SCHEDULES[schedule]))
-    return {
-        "schedule": schedule,
-        "seed": seed,
-        "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], tokenizer.pad_token_id),
-        "fine_tuning_loss_curve": history.losses["loss"],
-    }
-
-
-def _in_workers(run, jobs: list[tuple], workers: int = WORKERS) -> list:
-    """``[run(*job) for job in jobs]``, computed by ``workers`` fresh processes (spawned, so that no
-    state of this process, such as its torch threads or random generators, reaches them)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(run, *zip(*jobs)))
-
-
-def _build_plateau(tokenizer, splits, progress: bool) -> dict:
-    import torch
-    import transformers
-
-    jobs = [(schedule, seed) for schedule in PLATEAU_SCHEDULES for seed in PLATEAU_SEEDS]
-    runs = _in_workers(_plateau_run, jobs)
-    versions = {"torch": torch.__version__, "transformers": transformers.__version__}  # same stack, same bits
-    return {"fine_tuning": dict(STANDARD_FINE_TUNING), "schedules": PLATEAU_SCHEDULES, "threads": 1,
-            "workers": WORKERS, "versions": versions, "runs": runs}
-
-
-def _build_task_distillation(tokenizer, splits, progress: bool) -> dict:
-    """Lesson 07's few-label experiment: the MLM-only student is trained here (one thread), then the
-    runs (labelled sentences x seeds x methods), which do not depend on one another, in workers."""
-    import tempfile
-
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small batches: one thread is as fast, and several fight on a busy CPU
-    try:
-        mlm_only, _ = train_student("no distillation (MLM only)", 0, load_bundled("teacher"), tokenizer,
-                                    splits["train"], progress=progress)
-        with torch.inference_mode():
-            teacher_accuracy = training.accuracy(load_bundled("teacher-sentiment"), splits["test"],
-                                                 tokenizer.pad_token_id)
-    finally:
-        torch.set_num_threads(threads)
-    with tempfile.TemporaryDirectory() as folder:
-        _save(mlm_only, Path(folder))
-        jobs = [(n, seed, method, folder) for n in LABELLED for seed in TASK_SEEDS for method in TASK_METHODS]
-        runs = _in_workers(_task_distillation_run, jobs)
-    return {
-        "fine_tuning": dict(TASK_FINE_TUNING),
-        "distillation": dict(TASK_DISTILLATION),
-        "teacher_accuracy_test": teacher_accuracy,
-        "threads": 1,
-        "workers": WORKERS,
-        "runs": runs,
-    }
-
-
-def _task_distillation_run(labelled: int, seed: int, method: str, mlm_only_folder: str) -> dict:
-    """One run of the few-label experiment, in a worker process on one thread: a student (the MLM-only
-    one saved in ``mlm_only_folder``, or the bundled distilled one) fine-tuned on ``labelled``
-    sentences drawn with ``seed``, with the fine-tuned teacher's soft labels when ``method`` says so."""
-    import torch
-    from transformers import DistilBertForMaskedLM
-
-    from . import distill
-
-    torch.set_num_threads(1)
-    tokenizer = tokenization.load_bundled_tokenizer()
-    pad_id = tokenizer.pad_token_id
-    splits = {s: training.encode(data.corpus(s), tokenizer) for s in ("train", "test")}
-    sentences = training.subset(splits["train"], labelled, seed)
-    objective = None
-    if method.endswith("task-specific"):
-        teacher = load_bundled("teacher-sentiment")
-        with torch.inference_mode():  # the fine-tuned teacher's soft labels for these sentences
-            soft = torch.cat([teacher(input_ids=ids, attention_mask=mask).logits for ids, mask in
-                              (training.pad(sentences.ids[i:i + 256], pad_id) for i in range(0, labelled, 256))])
-        objective = distill.task_objective(soft, **TASK_DISTILLATION)
-    if method == "no distillation":
-        student = DistilBertForMaskedLM.from_pretrained(mlm_only_folder)
-    else:
-        student = load_bundled("student")
-    classifier = _classifier_from(student, seed)
-    settings = {k: v for k, v in TASK_FINE_TUNING.items() if k != "epochs"}
-    training.train_classifier(classifier, sentences, pad_id, progress=False, objective=objective,
-                              **dict(settings, seed=seed))
-    return {
-        "labelled": labelled,
-        "method": method,
-        "seed": seed,
-        "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], pad_id),
-    }
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m course_utils.models", description=__doc__.split("\n")[0])
-    parser.add_argument("--rebuild", action="store_true", help="retrain the bundled tokenizer and models")
-    parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES), help="what to rebuild (default: all)")
-    args = parser.parse_args(argv)
-    if not args.rebuild:
-        parser.print_help()
-        return 0
-    start = time.perf_counter()
-    result = rebuild(args.stages)
-    keys = [k for k in result if k.endswith("accuracy_test") or k.endswith("parameters")]
-    for key in keys:
-        print(f"{key}: {result[key]:.4f}" if isinstance(result[key], float) else f"{key}: {result[key]:,}")
-    print(f"rebuilt the bundled assets in {time.perf_counter() - start:.0f} s")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
