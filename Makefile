@@ -25,8 +25,9 @@ export COURSE_BROWSER := $(BROWSER_BIN)
 
 # The unit tests are spread over the CPU's cores; the lessons are not (each kernel uses every core already).
 UNIT := tests --ignore=tests/site -n auto
-# The site's checks; the reader measures (timings, screenshots) are `make measure`.
-SITE := tests/site -m "not measure"
+# The site's checks, a test module per worker (each starts its own Chromium); the reader measures
+# (timings, screenshots) are `make measure`, run alone so that nothing competes with the timings.
+SITE := tests/site -m "not measure" -n auto --dist loadscope
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
