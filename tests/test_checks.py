@@ -100,7 +100,7 @@ WRONG_RNN_STEPS = {
     ),
     "returns a batch of one": (
         lambda x_t, h_prev, W_xh, W_hh, b_h: np.tanh(x_t[None, :] @ W_xh + h_prev @ W_hh + b_h),
-        r"expected shape \(D_h,\)=\(5,\), got \(1, 5\).*batch of one",
+        r"expected the result of shape \(D_h,\)=\(5,\), got \(1, 5\).*batch of one",
     ),
     "two mistakes at once": (
         lambda x_t, h_prev, W_xh, W_hh, b_h: x_t @ W_xh,
@@ -325,10 +325,13 @@ def test_close_arrays_messages():
     expected = np.zeros((2, 3))
     assert compare(np.zeros((2, 3)), expected) is None
     assert compare(np.full((2, 3), 5e-5), expected) is None  # float32-level differences pass
-    assert compare(np.zeros((3, 2)), expected) == "expected shape (T, D)=(2, 3), got (3, 2)"
+    assert compare(np.zeros((3, 2)), expected) == "expected the result of shape (T, D)=(2, 3), got (3, 2)"
     assert compare(np.full((2, 3), np.nan), expected) == "the result contains nan or inf"
     assert "largest difference 0.1" in compare(np.full((2, 3), 0.1), expected)
-    assert compare(object(), expected) == "expected a numeric array, got a object"
+    assert compare(object(), expected) == "expected the result to be a numeric array, got an object"
+    assert compare((1, 2), expected) == "expected the result of shape (T, D)=(2, 3), got (2,)"
+    # a tensor that still needs its gradient is compared, not refused
+    assert compare(torch.zeros((2, 3), requires_grad=True), expected) is None
 
 
 def test_equal_integers_messages():

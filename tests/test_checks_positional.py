@@ -181,7 +181,7 @@ WRONG_ENCODINGS = {
     "sin and cos swapped": (lambda t, d: _vectorised(t, d, even=np.cos, odd=np.sin), r"sin and cos are swapped"),
     "halves concatenated": (concatenated_halves, r"that is a concatenation\. Interleave them"),
     "halves concatenated, torch": (torch_concatenated, r"that is a concatenation"),
-    "transposed": (lambda t, d: vectorised_slices(t, d).T, r"expected shape .*Hint: the result is transposed"),
+    "transposed": (lambda t, d: vectorised_slices(t, d).T, r"expected the result of shape .*Hint: the result is transposed"),
     "positions from 1": (lambda t, d: _vectorised(t, d, start=1), r"positions count from 0"),
     "dimension index j in the exponent": (
         dimension_index_exponent,

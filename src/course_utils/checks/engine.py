@@ -33,6 +33,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from . import values
+
 TIME_LIMIT_S = 30.0  # per case; a correct function of the course takes well under a second
 NOTICE_S = 10.0  # a "still running" line this often while a slow function runs
 OUTPUT_LIMIT = 2000  # characters of the learner's printed output shown
@@ -440,26 +442,14 @@ def run_checks(exercise: Exercise, fn: Callable[..., Any], cases: Sequence[Case]
 
 
 def close_arrays(axes: Sequence[str], *, atol: float = 1e-4, rtol: float = 1e-4) -> Comparison:
-    """A comparison of numeric arrays whose axes are named ``axes`` (for the shape message).
+    """A comparison of numeric arrays (numpy, torch, nested lists) whose axes are named ``axes``.
 
-    The default tolerance accepts float32 arithmetic and rejects every real mistake.
+    The default tolerance accepts float32 arithmetic and rejects every real mistake; the messages
+    are :func:`values.close_values`'s, about "the result".
     """
-    axis_names = ", ".join(axes) + ("," if len(axes) == 1 else "")
 
     def compare(result: Any, expected: Any) -> str | None:
-        try:
-            result = np.asarray(result, dtype=np.float64)
-        except (TypeError, ValueError):
-            return f"expected a numeric array, got a {type(result).__name__}"
-        expected = np.asarray(expected, dtype=np.float64)
-        if result.shape != expected.shape:
-            return f"expected shape ({axis_names})={expected.shape}, got {result.shape}"
-        if not np.all(np.isfinite(result)):
-            return "the result contains nan or inf"
-        if not np.allclose(result, expected, atol=atol, rtol=rtol):
-            largest = np.max(np.abs(result - expected))
-            return f"the values differ from the reference (largest difference {largest:.3g})"
-        return None
+        return values.close_values(result, expected, "the result", axes, atol=atol, rtol=rtol)
 
     return compare
 

@@ -39,8 +39,12 @@ def named_shape(axes: Sequence[str], shape: tuple[int, ...]) -> str:
     return f"({', '.join(names)}{comma})={tuple(shape)}"
 
 
-def close_values(result: Any, expected: np.ndarray, what: str, axes: Sequence[str], *, tol: float = 1e-4) -> str | None:
-    """None when ``result`` equals ``expected`` within ``tol`` (float32 arithmetic passes), else what differs."""
+def close_values(result: Any, expected: np.ndarray, what: str, axes: Sequence[str], *, tol: float = 1e-4,
+                 atol: float | None = None, rtol: float | None = None) -> str | None:
+    """None when ``result`` equals ``expected`` within ``tol`` (float32 arithmetic passes), else what differs.
+
+    ``atol`` and ``rtol``, when given, replace ``tol`` as ``np.allclose``'s absolute and relative tolerance.
+    """
     array = as_float_array(result)
     if array is None:
         return f"expected {what} to be a numeric array, got {describe(result)}"
@@ -49,7 +53,7 @@ def close_values(result: Any, expected: np.ndarray, what: str, axes: Sequence[st
         return f"expected {what} of shape {named_shape(axes, expected.shape)}, got {array.shape}"
     if not np.all(np.isfinite(array)):
         return f"{what} contains nan or inf"
-    if not np.allclose(array, expected, atol=tol, rtol=tol):
+    if not np.allclose(array, expected, atol=tol if atol is None else atol, rtol=tol if rtol is None else rtol):
         largest = np.max(np.abs(array - expected))
         return f"{what} differs from the reference (largest difference {largest:.3g})"
     return None
