@@ -86,3 +86,18 @@ def test_merge_streams_joins_consecutive_chunks_of_one_stream_only():
         ("stream", "stdout", "a\nb\n"), ("stream", "stderr", "warning\n"), ("stream", "stdout", "c\n"),
         ("execute_result", None, None), ("stream", "stdout", "d\n"),
     ]
+
+
+@pytest.mark.parametrize("title, heading, names", [
+    ("1. RNN recap: reading one word ata time", "1. RNN recap: reading one word at a time", True),
+    ("The mapThe map", "The map", True),
+    ("5.3. 5.3. Causal masks: the decoder’sCausal masks: the decoder’sview", "5.3. Causal masks: the decoder’s view", True),
+    ("5.4. Explore the masks", "5.3. Causal masks: the decoder’s view", False),
+    ("Start here", "Contents", False),
+    ("Contents", "1. Contents", False),  # another number is another heading
+    ("1.1. The running example", "3.1. The running example", False),
+])
+def test_a_chromium_bookmark_names_its_heading_despite_lost_spaces_and_doubled_lines(title, heading, names):
+    from course_utils.authoring import pdf
+
+    assert pdf._names(title, heading) is names

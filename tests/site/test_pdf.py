@@ -72,11 +72,54 @@ def test_the_pdf_has_a_page_or_more_per_chapter_and_a_sensible_size():
     assert pdf.PDF.stat().st_size < 60 * 2**20
 
 
-def test_the_pdf_has_a_table_of_contents_and_an_outline():
+def test_the_pdf_has_a_table_of_contents():
     assert "Contents" in _text()
-    outline = " ".join(str(item.title) for item in _reader().outline if not isinstance(item, list))
     for lesson in LESSONS:
-        assert _title(lesson) in outline or _title(lesson) in _text()
+        assert _title(lesson) in _text()
+
+
+def _plain(text: str) -> str:
+    """A heading as a reader sees it: no markdown emphasis or code marks, straight quotes."""
+    text = re.sub(r"[*`]", "", unicodedata.normalize("NFKC", text))
+    return re.sub(r"\s+", " ", text.replace("\u2019", "'").replace("\u201c", '"').replace("\u201d", '"')).strip()
+
+
+def _bookmarks() -> list[tuple[str, list[str]]]:
+    """The PDF's top-level bookmarks, each with the titles of the bookmarks right under it."""
+    top: list[tuple[str, list[str]]] = []
+    for item in _reader().outline:
+        if isinstance(item, list):
+            top[-1][1].extend(str(child.title) for child in item if not isinstance(child, list))
+        else:
+            top.append((str(item.title), []))
+    return top
+
+
+def _sections(lesson) -> list[str]:
+    notebook = nbformat.read(lesson, as_version=4)
+    return [line[3:] for cell in notebook.cells if cell.cell_type == "markdown"
+            for line in cell.source.splitlines() if line.startswith("## ")]
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+def test_the_pdf_s_bookmarks_are_each_lesson_and_its_sections_as_titled(lesson):
+    """One top-level bookmark per chapter, its sections under it, each worded as its heading
+    (Chromium's own bookmarks ran wrapped lines together and gave some titles twice)."""
+    bookmarks = _bookmarks()
+    title = _plain(_title(lesson))
+    found = [(mark, children) for mark, children in bookmarks if re.fullmatch(rf"(\d+\. )?{re.escape(title)}", _plain(mark))]
+    assert len(found) == 1, f"{lesson.stem}: no top-level bookmark {title!r} among {[m for m, _ in bookmarks]}"
+    number = re.match(r"(\d+\. )?", _plain(found[0][0])).group()  # the welcome page has no number
+    sections = [f"{number[:-1]}{k}. {_plain(section)}" if number else _plain(section)
+                for k, section in enumerate(_sections(lesson), start=1)]
+    assert [_plain(child) for child in found[0][1]] == sections
+
+
+def test_the_pdf_opens_on_its_bookmarks():
+    assert _reader().page_mode == "/UseOutlines"
+    top = [_plain(mark) for mark, _ in _bookmarks()]
+    assert top[0] == "Attention, step by step" and len(top) > len(LESSONS)
+    assert not [mark for mark in top if re.fullmatch(r"(.+?) ?\1", mark)], "a bookmark gives its title twice"
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)

@@ -15,6 +15,7 @@ import contextlib
 import functools
 import http.server
 import os
+import re
 import sys
 import threading
 import time
@@ -80,6 +81,16 @@ FIGURES_AS_IMAGES = """async () => {
   }
   return divs.length;
 }"""
+
+# The headings the PDF's bookmarks are made of, as printed, with their levels: each chapter's title
+# (h2 in the single page) at the top level with the book's title (h1, the introduction), their
+# sections one and two levels down; the permalink "#" is no part of a title.
+HEADINGS = """() => [...document.querySelectorAll('h1, h2, h3, h4')]
+  .filter(h => h.getClientRects().length > 0)
+  .map(h => [Number(h.tagName[1]) - (h.closest('.course-pdf-chapter') ? 1 : 0),
+             h.textContent.replace(/[#\\u00b6]/g, '').replace(/\\s+/g, ' ').trim()])
+  .filter(([level]) => level <= 3)"""
+LOOKAHEAD = 4  # headings a bookmark may skip over (Chromium leaves out some), before it counts as a stray
 
 MATH_TYPESET = """() => !window.MathJax || (window.MathJax.startup && window.MathJax.startup.promise
   && window.MathJax.startup.promise.then(() => true))"""
@@ -156,6 +167,7 @@ def print_pdf(site: Path = SINGLEHTML, out: Path = PDF, *, timeout_ms: int = 180
             tab.add_style_tag(content=PRINT_CSS)
             tab.emulate_media(media="print")
             tab.wait_for_timeout(500)
+            headings = tab.evaluate(HEADINGS)
             tab.pdf(
                 path=str(out), format="A4", print_background=True, prefer_css_page_size=True, outline=True,
                 tagged=True, display_header_footer=True, header_template="<span></span>",
@@ -165,7 +177,75 @@ def print_pdf(site: Path = SINGLEHTML, out: Path = PDF, *, timeout_ms: int = 180
             )
         finally:
             browser.close()
-    return {"chapters": len(chapters), "titles": chapters, "figures": figures, "seconds": time.perf_counter() - started, "bytes": out.stat().st_size}
+    marks = bookmarks(out, headings)
+    return {"chapters": len(chapters), "titles": chapters, "figures": figures, "bookmarks": marks,
+            "seconds": time.perf_counter() - started, "bytes": out.stat().st_size}
+
+
+def _squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _names(title: str, heading: str) -> bool:
+    """Whether Chromium's bookmark ``title`` names ``heading``.
+
+    Chromium's titles lose the spaces at line breaks ("reading one word ata time"), and some come
+    with their first line given twice ("5.3. 5.3. Causal masks: the decoder'sCausal masks: the
+    decoder'sview"): compared without white space, such a title starts with the heading's number,
+    ends with its name and is at most twice as long.
+    """
+    number, name = re.fullmatch(r"((?:\d+\.)*)\s*(.*)", heading, re.S).groups()
+    squeezed, whole = _squeezed(title), _squeezed(heading)
+    return squeezed == whole or (squeezed.startswith(_squeezed(number)) and squeezed.endswith(_squeezed(name))
+                                 and len(squeezed) <= 2 * len(whole))
+
+
+def bookmarks(pdf_path: Path, headings: list[tuple[int, str]]) -> int:
+    """Rewrite the PDF's bookmarks from the printed page's ``headings`` ``[(level, text)]``; returns
+    how many it wrote.
+
+    Chromium's outline (``outline=True``) points at the right places, but it runs the lines of a
+    wrapped title together, gives some titles twice, and nests every chapter under the book's
+    title. Each of its bookmarks keeps its place and takes the text and level of the heading it
+    names; bookmarks that name no heading (the contents list's captions) are dropped.
+    """
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import Fit
+
+    reader = PdfReader(pdf_path)
+    marks: list[tuple[int, float | None, str]] = []
+
+    def walk(items) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item)
+            else:
+                marks.append((reader.get_destination_page_number(item), item.top, str(item.title)))
+
+    walk(reader.outline)
+    placed, next_heading = [], 0
+    for page, top, title in marks:
+        ahead = headings[next_heading:next_heading + LOOKAHEAD]
+        found = next((k for k, (_, text) in enumerate(ahead) if _names(title, text)), None)
+        if found is not None:
+            level, text = ahead[found]
+            placed.append((level, text, page, top))
+            next_heading += found + 1
+    writer = PdfWriter(clone_from=reader)
+    if "/Outlines" in writer.root_object:
+        del writer.root_object["/Outlines"]
+    parents: list = []
+    for level, text, page, top in placed:
+        del parents[level - 1:]
+        parent = parents[-1] if parents else None
+        fit = Fit.xyz(left=0, top=float(top)) if top is not None else Fit.fit()
+        parents.append(writer.add_outline_item(title=text, page_number=page, parent=parent, fit=fit, is_open=False))
+    writer.page_mode = "/UseOutlines"
+    partial = pdf_path.with_suffix(".partial.pdf")
+    with partial.open("wb") as handle:
+        writer.write(handle)
+    partial.replace(pdf_path)
+    return len(placed)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -174,7 +254,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=PDF)
     args = parser.parse_args(argv)
     result = print_pdf(args.site, args.out)
-    print(f"{args.out}: {result['chapters']} chapters, {result['figures']} figures, {result['bytes'] / 2**20:.1f} MiB, "
+    print(f"{args.out}: {result['chapters']} chapters, {result['figures']} figures, {result['bookmarks']} bookmarks, "
+          f"{result['bytes'] / 2**20:.1f} MiB, "
           f"printed in {result['seconds']:.0f} s")
 
 
