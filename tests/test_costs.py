@@ -3,8 +3,11 @@
 import pytest
 import torch
 
-from course_utils import costs
+from course_utils import costs, students
 from course_utils.encoder import DistilBertEncoder, EncoderConfig
+from tests.tiny_models import padded_batch, tiny_teacher
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_saved_activations_of_a_linear_layer_are_its_input_only():
@@ -58,3 +61,44 @@ def test_forward_backward_seconds_are_positive_and_repeats_are_checked():
     assert forward_s > 0 and backward_s > 0
     with pytest.raises(ValueError, match="positive integer"):
         costs.forward_backward_seconds(lambda: layer(x), repeats=0)
+
+
+# --------------------------------------------------------------------------------------------
+# What a model costs: parameters and latency
+
+
+def test_parameter_count_counts_tied_weights_once():
+    teacher = tiny_teacher()
+    unique = {id(p): p.numel() for p in teacher.parameters()}
+    assert costs.parameter_count(teacher) == sum(unique.values())
+    total = sum(p.numel() for _, p in teacher.named_parameters(remove_duplicate=False))
+    assert costs.parameter_count(teacher) == total - 50 * 16 - 50  # the decoder's weight and bias are tied
+    teacher.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    assert costs.parameter_count(teacher, trainable_only=True) == costs.parameter_count(teacher) - 50 * 16
+    with pytest.raises(TypeError, match="Module"):
+        costs.parameter_count([1, 2])
+
+
+def test_latency_is_a_median_of_positive_times_and_restores_the_mode():
+    teacher = tiny_teacher().train()
+    input_ids, attention_mask = padded_batch()
+    seconds = costs.latency(teacher, input_ids, attention_mask, repeats=3, warmup=1)
+    assert 0 < seconds < 5 and teacher.training
+    assert costs.latency(teacher, input_ids[:1], repeats=1, warmup=0) > 0
+    with pytest.raises(ValueError, match="repeats"):
+        costs.latency(teacher, input_ids, repeats=0)
+    with pytest.raises(ValueError, match=r"\(B, T\)"):
+        costs.latency(teacher, input_ids[0])
+
+
+def test_latencies_times_models_in_turn_and_restores_their_modes():
+    teacher = tiny_teacher().train()
+    student = students.student_from_teacher(teacher)  # in train mode too, like its teacher
+    input_ids, attention_mask = padded_batch()
+    seconds = costs.latencies({"teacher": teacher, "student": student}, input_ids, attention_mask, repeats=3)
+    assert list(seconds) == ["teacher", "student"] and all(0 < s < 5 for s in seconds.values())
+    assert teacher.training and student.training
+    with pytest.raises(TypeError, match="dict of models"):
+        costs.latencies([teacher], input_ids)
+    with pytest.raises(TypeError, match="'student'"):
+        costs.latencies({"student": "distilbert"}, input_ids)
