@@ -33,11 +33,11 @@ def test_one_hot_rows_have_a_single_one():
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: embeddings.one_hot([0, 3], 3), IndexError, r"expected token ids in \[0, 3\)"),
-        (lambda: embeddings.one_hot([0.5], 3), TypeError, "expected integer token ids"),
+        (lambda: embeddings.one_hot([0, 3], 3), ValueError, r"expected ids in \[0, vocab_size=3\), got 3 at ids\[1\]"),
+        (lambda: embeddings.one_hot([0.5], 3), TypeError, "expected ids to hold integer token ids"),
         (lambda: embeddings.one_hot([0], 0), ValueError, "vocab_size to be a positive integer"),
         (lambda: embeddings.embedding_lookup([[0]], np.zeros(4)), ValueError, r"table of shape \(V, D\)"),
-        (lambda: embeddings.embedding_lookup([-1], np.zeros((4, 2))), IndexError, "got ids from -1"),
+        (lambda: embeddings.embedding_lookup([-1], np.zeros((4, 2))), ValueError, r"got -1 at ids\[0\]"),
         (lambda: embeddings.embedding_parameters(0, 4), ValueError, "vocab_size"),
     ],
 )

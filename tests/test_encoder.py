@@ -385,14 +385,14 @@ def small() -> DistilBertEncoder:
             torch.tensor([[1, 2, VOCAB]]),
             None,
             ValueError,
-            r"expected token ids in \[0, 40\) \(vocab_size=40\), got 40 at input_ids\[0, 2\]",
+            r"expected input_ids in \[0, vocab_size=40\), got 40 at input_ids\[0, 2\]",
         ),
         (torch.tensor([[1, -1]]), None, ValueError, r"got -1 at input_ids\[0, 1\]"),
         (
             torch.ones(2, 3, dtype=torch.long),
             torch.ones(2, 4),
             ValueError,
-            r"expected attention_mask of the same shape as input_ids \(B, T\)=\(2, 3\), got \(2, 4\)",
+            r"expected attention_mask of the shape of input_ids \(2, 3\), got \(2, 4\)",
         ),
         (
             torch.ones(1, 3, dtype=torch.long),

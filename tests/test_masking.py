@@ -285,7 +285,7 @@ def test_mlm_mask_rejects_bad_input():
         mlm_mask(ids, maskable.astype(int), **kwargs)
     with pytest.raises(ValueError, match=r"expected maskable of the shape of input_ids \(4, 8\), got \(4, 7\)"):
         mlm_mask(ids, maskable[:, :7], **kwargs)
-    with pytest.raises(TypeError, match="expected input_ids to be integers, got dtype float64"):
+    with pytest.raises(TypeError, match="expected input_ids to hold integer token ids, got dtype float64"):
         mlm_mask(ids.astype(float), maskable, **kwargs)
     with pytest.raises(TypeError, match="expected generator to be a np.random.Generator"):
         mlm_mask(ids, maskable, mask_token_id=MASK_ID, vocab_size=VOCAB, generator=torch.Generator())

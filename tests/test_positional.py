@@ -298,7 +298,7 @@ def test_learned_position_embeddings_reject_bad_arguments():
         module(np.zeros((3, 8)))
     with pytest.raises(ValueError, match="expected seed to be a non-negative integer, got -1"):
         positional.learned_position_embeddings(16, 8, seed=-1)
-    with pytest.raises(ValueError, match="expected a positive initializer_range"):
+    with pytest.raises(ValueError, match="expected initializer_range to be a finite number > 0"):
         positional.learned_position_embeddings(16, 8, initializer_range=0)
 
 

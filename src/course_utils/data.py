@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .validation import positive_int
+from .validation import non_negative_int, positive_int
 
 RUNNING_TEXT = "I love NLP"
 CLS, SEP = "[CLS]", "[SEP]"
@@ -450,10 +450,9 @@ SPLIT_SIZES = {"train": 40_000, "validation": 2_000, "test": 2_000}
 
 def generate_sentences(n: int, seed: int = 0) -> list[Sentence]:
     """``n`` sentences of the course grammar; the same ``(n, seed)`` gives the same list anywhere."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"expected n to be a non-negative integer, got {n!r}")
+    n = non_negative_int("n", n)
     grammar = Grammar(seed)
-    return [grammar.sentence() for _ in range(int(n))]
+    return [grammar.sentence() for _ in range(n)]
 
 
 @functools.lru_cache(maxsize=None)

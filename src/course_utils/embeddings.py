@@ -9,25 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import positive_int
-
-
-def _check_ids(ids, vocab_size: int) -> np.ndarray:
-    ids = np.asarray(ids)
-    if ids.dtype.kind not in "iu":
-        raise TypeError(f"expected integer token ids, got an array of dtype {ids.dtype}")
-    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
-        raise IndexError(
-            f"expected token ids in [0, {vocab_size}) for a vocabulary of {vocab_size} tokens, "
-            f"got ids from {ids.min()} to {ids.max()}"
-        )
-    return ids
+from .validation import positive_int, token_ids
 
 
 def one_hot(ids, vocab_size: int) -> np.ndarray:
     """One-hot rows: ``ids (...,)`` integers in ``[0, V)`` -> ``(..., V)`` floats, a single 1 per row."""
     vocab_size = positive_int("vocab_size", vocab_size)
-    return np.eye(vocab_size)[_check_ids(ids, vocab_size)]
+    return np.eye(vocab_size)[token_ids("ids", ids, vocab_size)]
 
 
 def embedding_lookup(ids, table) -> np.ndarray:
@@ -38,7 +26,7 @@ def embedding_lookup(ids, table) -> np.ndarray:
     table = np.asarray(table)
     if table.ndim != 2:
         raise ValueError(f"expected an embedding table of shape (V, D), got shape {table.shape}")
-    return table[_check_ids(ids, table.shape[0])]
+    return table[token_ids("ids", ids, table.shape[0])]
 
 
 def embedding_parameters(vocab_size: int, d_model: int) -> int:

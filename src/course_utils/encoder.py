@@ -50,7 +50,7 @@ from .attention import merge_heads, scaled_dot_product_attention, split_heads
 from .hf_weights import bert_to_distilbert_state_dict, check_layers, load_hf_state_dict
 from .masking import padding_mask
 from .positional import sinusoidal_encoding
-from .validation import positive_int, positive_number
+from .validation import positive_int, positive_number, same_shape, token_ids
 
 if TYPE_CHECKING:  # transformers is imported lazily: only the Hugging Face bridges need it
     import transformers
@@ -355,9 +355,7 @@ class DistilBertEncoder(nn.Module):
 
         (The values of ``attention_mask``, 0 or 1, are checked by :func:`course_utils.masking.padding_mask`.)
         """
-        input_ids = _as_tensor("input_ids", input_ids)
-        if input_ids.is_floating_point() or input_ids.is_complex() or input_ids.dtype == torch.bool:
-            raise TypeError(f"expected input_ids to hold integer token ids, got dtype {input_ids.dtype}")
+        input_ids = token_ids("input_ids", _as_tensor("input_ids", input_ids), self.config.vocab_size)
         if input_ids.ndim != 2:
             hint = " (one sequence? add a batch axis: input_ids[None])" if input_ids.ndim == 1 else ""
             raise ValueError(
@@ -375,24 +373,11 @@ class DistilBertEncoder(nn.Module):
                 f"this model has no position vector beyond {limit}; truncate the input, e.g. "
                 f"input_ids[:, :{limit}] or tokenizer(..., truncation=True, max_length={limit})"
             )
-        vocab = self.config.vocab_size
-        bad = (input_ids < 0) | (input_ids >= vocab)
-        if bad.any():
-            b, t = (int(i) for i in bad.nonzero()[0])
-            raise ValueError(
-                f"expected token ids in [0, {vocab}) (vocab_size={vocab}), got {int(input_ids[b, t])} at "
-                f"input_ids[{b}, {t}]: was it made by a tokenizer with a larger vocabulary?"
-            )
         device = self.embeddings.word_embeddings.weight.device
         input_ids = input_ids.to(device=device, dtype=torch.long)
         if attention_mask is None:
             return input_ids, None
-        attention_mask = _as_tensor("attention_mask", attention_mask)
-        if attention_mask.shape != input_ids.shape:
-            raise ValueError(
-                f"expected attention_mask of the same shape as input_ids (B, T)={tuple(input_ids.shape)}, "
-                f"got {tuple(attention_mask.shape)}"
-            )
+        attention_mask = same_shape("attention_mask", _as_tensor("attention_mask", attention_mask), "input_ids", input_ids)
         return input_ids, attention_mask.to(device=device)
 
     # ----------------------------------------------------------------------------------------

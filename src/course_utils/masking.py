@@ -24,7 +24,16 @@ from typing import Any
 import numpy as np
 
 from .attention import is_torch
-from .validation import positive_int, probability
+from .validation import (
+    boolean_array,
+    index_in,
+    positive_int,
+    probability,
+    same_shape,
+    token_ids,
+    with_axes,
+    zeros_and_ones,
+)
 
 __all__ = ["IGNORE_INDEX", "causal_mask", "mlm_mask", "padding_mask"]
 
@@ -54,30 +63,9 @@ def padding_mask(attention_mask: Array) -> Array:
     The two new axes let it broadcast against the scores ``(B, H, T_q, T_k)``: the same keys are
     blocked for every head and every query. Accepts integers, booleans or floats that are 0 or 1.
     """
-    torch_kind = is_torch(attention_mask)
-    if not torch_kind:
-        try:
-            attention_mask = np.asarray(attention_mask)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"expected attention_mask to be an array of 0/1, got {type(attention_mask).__name__}"
-            ) from None
-        if attention_mask.dtype == object or not (
-            attention_mask.dtype == np.bool_ or np.issubdtype(attention_mask.dtype, np.number)
-        ):
-            raise TypeError(f"expected attention_mask to be an array of 0/1, got dtype {attention_mask.dtype}")
-    shape = tuple(attention_mask.shape)
-    if len(shape) != 2:
-        raise ValueError(f"expected attention_mask of shape (B, T), got {shape}")
-    if torch_kind:
-        keep = attention_mask != 0
-        valid = bool(((attention_mask == 0) | (attention_mask == 1)).all())
-    else:
-        keep = attention_mask != 0
-        valid = bool(np.all((attention_mask == 0) | (attention_mask == 1)))
-    if not valid:
-        raise ValueError("expected attention_mask to hold only 0 (padding) and 1 (real token)")
-    return keep[:, None, None, :]
+    attention_mask = zeros_and_ones("attention_mask", attention_mask, "0 (padding) and 1 (real token)")
+    with_axes("attention_mask", attention_mask, ("B", "T"))
+    return (attention_mask != 0)[:, None, None, :]
 
 
 def mlm_mask(
@@ -117,16 +105,11 @@ def mlm_mask(
             f"expected mask_prob + random_prob <= 1 (the rest stay unchanged), got {mask_prob} + {random_prob}"
         )
     vocab_size = positive_int("vocab_size", vocab_size)
-    if (
-        isinstance(mask_token_id, bool)
-        or not isinstance(mask_token_id, (int, np.integer))
-        or not (0 <= mask_token_id < vocab_size)
-    ):
-        raise ValueError(
-            f"expected mask_token_id to be an integer in [0, vocab_size={vocab_size}), got {mask_token_id!r}"
-        )
+    mask_token_id = index_in("mask_token_id", mask_token_id, vocab_size, "vocab_size")
+    input_ids = token_ids("input_ids", input_ids, vocab_size)
+    maskable = same_shape("maskable", boolean_array("maskable", maskable, "True where a token may be selected"),
+                          "input_ids", input_ids)
     torch_kind = is_torch(input_ids)
-    _check_ids_in_vocabulary(input_ids, vocab_size)
     if torch_kind:
         return _mlm_mask_torch(
             input_ids, maskable, mask_token_id, vocab_size, generator, select_prob, mask_prob, random_prob
@@ -134,31 +117,6 @@ def mlm_mask(
     return _mlm_mask_numpy(
         input_ids, maskable, mask_token_id, vocab_size, generator, select_prob, mask_prob, random_prob
     )
-
-
-def _check_ids_in_vocabulary(input_ids: Array, vocab_size: int) -> None:
-    """A ``ValueError`` when an id is outside ``[0, vocab_size)`` (the same on both paths)."""
-    size = input_ids.numel() if is_torch(input_ids) else np.size(input_ids)
-    if size == 0:
-        return
-    try:
-        low, high = int(input_ids.min()), int(input_ids.max())
-    except (TypeError, ValueError, RuntimeError):  # not numbers: the dtype checks below say so
-        return
-    if low < 0 or high >= vocab_size:
-        raise ValueError(
-            f"expected token ids in [0, vocab_size={vocab_size}), got ids from {low} to {high}: is vocab_size "
-            "len(tokenizer), and are the ids from the same tokenizer?"
-        )
-
-
-def _check_maskable(maskable: Array, shape: tuple[int, ...], is_bool: bool) -> None:
-    if not is_bool:
-        raise TypeError(
-            f"expected maskable to be boolean (True where a token may be selected), got dtype {maskable.dtype}"
-        )
-    if tuple(maskable.shape) != shape:
-        raise ValueError(f"expected maskable of the shape of input_ids {shape}, got {tuple(maskable.shape)}")
 
 
 def _mlm_mask_numpy(input_ids, maskable, mask_token_id, vocab_size, generator, select_prob, mask_prob, random_prob):
@@ -169,11 +127,6 @@ def _mlm_mask_numpy(input_ids, maskable, mask_token_id, vocab_size, generator, s
             f"expected generator to be a np.random.Generator for numpy input_ids, got {type(generator).__name__} "
             "(np.random.default_rng(seed))"
         )
-    input_ids = np.asarray(input_ids)
-    if not np.issubdtype(input_ids.dtype, np.integer):
-        raise TypeError(f"expected input_ids to be integers, got dtype {input_ids.dtype}")
-    maskable = np.asarray(maskable)
-    _check_maskable(maskable, input_ids.shape, maskable.dtype == np.bool_)
     shape = input_ids.shape
     selected = (generator.random(shape) < select_prob) & maskable
     labels = np.where(selected, input_ids, IGNORE_INDEX).astype(np.int64)
@@ -195,12 +148,9 @@ def _mlm_mask_torch(input_ids, maskable, mask_token_id, vocab_size, generator, s
             f"expected generator to be a torch.Generator for torch input_ids, got {type(generator).__name__} "
             "(torch.Generator().manual_seed(seed))"
         )
-    if input_ids.dtype.is_floating_point or input_ids.dtype.is_complex or input_ids.dtype == torch.bool:
-        raise TypeError(f"expected input_ids to be integers, got dtype {input_ids.dtype}")
     if not is_torch(maskable):
         raise TypeError("expected maskable to be a torch tensor like input_ids, got a numpy array")
     shape = tuple(input_ids.shape)
-    _check_maskable(maskable, shape, maskable.dtype == torch.bool)
     device = input_ids.device
     probability = torch.full(shape, select_prob, device=device).masked_fill_(~maskable, 0.0)
     selected = torch.bernoulli(probability, generator=generator).bool()

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .validation import positive_int
+from .validation import non_negative_int, positive_int, positive_number
 
 __all__ = [
     "BASE",
@@ -191,11 +191,9 @@ class LearnedPositionEmbeddings(torch.nn.Module):
         super().__init__()
         self.max_position_embeddings = positive_int("max_position_embeddings", max_position_embeddings)
         self.d_model = positive_int("d_model", d_model)
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"expected seed to be a non-negative integer, got {seed!r}")
-        if not initializer_range > 0:
-            raise ValueError(f"expected a positive initializer_range, got {initializer_range!r}")
-        generator = torch.Generator().manual_seed(int(seed))
+        seed = non_negative_int("seed", seed)
+        initializer_range = positive_number("initializer_range", initializer_range)
+        generator = torch.Generator().manual_seed(seed)
         weight = torch.randn(self.max_position_embeddings, self.d_model, generator=generator)
         self.weight = torch.nn.Parameter(weight * initializer_range)  # (L, D)
 

@@ -12,6 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .validation import non_negative_int
+
 
 def _cell(value, decimals: int) -> str:
     if isinstance(value, (bool, np.bool_)) or isinstance(value, str):
@@ -31,8 +33,7 @@ def format_table(rows, row_labels: Sequence[str], column_labels: Sequence[str], 
     left-aligned.
     """
     rows = [list(row) for row in (rows.tolist() if isinstance(rows, np.ndarray) else rows)]
-    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
-        raise ValueError(f"expected decimals to be a non-negative integer, got {decimals!r}")
+    decimals = non_negative_int("decimals", decimals)
     if len(rows) != len(row_labels):
         raise ValueError(f"expected one label per row: {len(rows)} rows, {len(row_labels)} row labels")
     for index, row in enumerate(rows):

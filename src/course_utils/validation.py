@@ -6,6 +6,7 @@ the argument, what was expected and what was given::
     seq_len = positive_int("seq_len", seq_len)
     p = probability("mask_prob", p)
     W_xh = array_with_axes("W_xh", W_xh, ("D_in", "D_h"), sizes)  # sizes: {"D_in": 3, ...}
+    input_ids = token_ids("input_ids", input_ids, vocab_size)  # numpy or torch, as given
 
 A ``bool`` is never accepted as a number (``True`` would pass as 1 otherwise), and numpy's integers
 and floats are accepted like Python's.
@@ -28,6 +29,13 @@ def positive_int(name: str, value: Any) -> int:
     """``value`` as an ``int`` if it is a whole number >= 1 (a count, a size, a length)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"expected {name} to be a positive integer, got {value!r}")
+    return int(value)
+
+
+def non_negative_int(name: str, value: Any) -> int:
+    """``value`` as an ``int`` if it is a whole number >= 0 (a seed, a number of decimals)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"expected {name} to be a non-negative integer, got {value!r}")
     return int(value)
 
 
@@ -97,3 +105,83 @@ def array_with_axes(name: str, value, axes: Sequence[str], sizes: dict[str, int]
         elif size != actual:
             raise ValueError(f"{expected}, got {array.shape}")
     return array
+
+
+# Arrays of a model's inputs: numpy arrays or torch tensors, returned as given (a list becomes a
+# numpy array), so that torch in gives torch out
+
+
+def _array(name: str, value: Any) -> Any:
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return value
+    try:
+        return np.asarray(value)
+    except (TypeError, ValueError):  # ragged lists
+        raise TypeError(f"expected {name} to be an array, got {type(value).__name__}") from None
+
+
+def _kind(value: Any) -> str:
+    """numpy's dtype kind of ``value`` (``"b"`` booleans, ``"i"``/``"u"`` integers, ``"f"`` floats, ...),
+    for numpy arrays and torch tensors alike (without importing torch)."""
+    dtype = value.dtype
+    if hasattr(dtype, "is_floating_point"):  # a torch dtype
+        return "b" if str(dtype) == "torch.bool" else "f" if dtype.is_floating_point else "c" if dtype.is_complex else "i"
+    return np.dtype(dtype).kind
+
+
+def with_axes(name: str, value: Any, axes: Sequence[str]) -> Any:
+    """``value`` if it has one axis per name in ``axes`` (``("B", "T")``), else a ``ValueError``."""
+    if len(value.shape) != len(axes):
+        raise ValueError(f"expected {name} of shape ({', '.join(axes)}{',' * (len(axes) == 1)}), got {tuple(value.shape)}")
+    return value
+
+
+def same_shape(name: str, value: Any, like_name: str, like: Any) -> Any:
+    """``value`` if it has the shape of ``like`` (named ``like_name``), else a ``ValueError``."""
+    if tuple(value.shape) != tuple(like.shape):
+        raise ValueError(f"expected {name} of the shape of {like_name} {tuple(like.shape)}, got {tuple(value.shape)}")
+    return value
+
+
+def boolean_array(name: str, value: Any, meaning: str) -> Any:
+    """``value`` if it holds booleans; ``meaning`` says what ``True`` means, for the message."""
+    value = _array(name, value)
+    if _kind(value) != "b":
+        raise TypeError(f"expected {name} to be boolean ({meaning}), got dtype {value.dtype}")
+    return value
+
+
+def zeros_and_ones(name: str, value: Any, meaning: str) -> Any:
+    """``value`` if it holds only 0 and 1 (integers, booleans or floats); ``meaning`` names them:
+    ``"0 (padding) and 1 (real token)"``."""
+    value = _array(name, value)
+    if _kind(value) not in "biuf":
+        raise TypeError(f"expected {name} to be an array of 0/1, got dtype {value.dtype}")
+    if not bool(((value == 0) | (value == 1)).all()):
+        raise ValueError(f"expected {name} to hold only {meaning}")
+    return value
+
+
+def token_ids(name: str, value: Any, vocab_size: int) -> Any:
+    """``value`` if it holds integer token ids in ``[0, vocab_size)``; the message names the first id
+    outside, and where it is."""
+    value = _array(name, value)
+    if _kind(value) not in "iu":
+        raise TypeError(f"expected {name} to hold integer token ids, got dtype {value.dtype}")
+    outside = (value < 0) | (value >= vocab_size)
+    if bool(outside.any()):
+        outside = outside.cpu().numpy() if hasattr(outside, "cpu") else np.asarray(outside)
+        where = tuple(int(i) for i in np.argwhere(outside)[0])
+        raise ValueError(
+            f"expected {name} in [0, vocab_size={vocab_size}), got {int(value[where])} at {name}"
+            f"[{', '.join(map(str, where))}]: were they made by a tokenizer with a larger vocabulary "
+            "(vocab_size is len(tokenizer))?"
+        )
+    return value
+
+
+def index_in(name: str, value: Any, size: int, size_name: str) -> int:
+    """``value`` as an ``int`` if it is a whole number in ``[0, size)``; ``size_name`` names the size."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value < size:
+        raise ValueError(f"expected {name} to be an integer in [0, {size_name}={size}), got {value!r}")
+    return int(value)
