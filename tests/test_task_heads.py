@@ -29,6 +29,7 @@ from transformers import (
 )
 
 from course_utils import data, models, task_heads, training
+from tests.tiny_models import padded_batch, tiny_distilbert
 
 IGNORE = task_heads.IGNORE_INDEX
 
@@ -36,25 +37,8 @@ IGNORE = task_heads.IGNORE_INDEX
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-def tiny_distilbert(cls=DistilBertForSequenceClassification, *, seed: int = 0, vocab: int = 50, **overrides):
-    torch.manual_seed(seed)
-    fields = dict(vocab_size=vocab, dim=16, n_layers=2, n_heads=2, hidden_dim=32, max_position_embeddings=64,
-                  pad_token_id=0, num_labels=3)  # fmt: skip
-    model = cls(DistilBertConfig(**{**fields, **overrides}))
-    with torch.no_grad():  # every weight away from its initial value: logits of order 1, biases non-zero
-        for parameter in model.parameters():
-            parameter.add_(0.3 * torch.randn_like(parameter))
-    return model.eval()
-
-
 def _batch(vocab: int = 50, seed: int = 1):
-    generator = torch.Generator().manual_seed(seed)
-    input_ids = torch.randint(1, vocab, (4, 9), generator=generator)
-    attention_mask = torch.ones_like(input_ids)
-    for row, length in enumerate((9, 7, 4, 2)):
-        input_ids[row, length:] = 0
-        attention_mask[row, length:] = 0
-    return input_ids, attention_mask
+    return padded_batch(vocab, seed, lengths=(9, 7, 4, 2))
 
 
 def _head_and_logits(model, input_ids, attention_mask):

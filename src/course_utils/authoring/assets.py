@@ -263,7 +263,7 @@ def _task_distillation_run(labelled: int, seed: int, method: str, mlm_only_folde
     import torch
     from transformers import DistilBertForMaskedLM
 
-    from . import distill
+    from .. import distill
 
     torch.set_num_threads(1)
     tokenizer = tokenization.load_bundled_tokenizer()
