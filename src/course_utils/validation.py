@@ -9,7 +9,9 @@ the argument, what was expected and what was given::
     input_ids = token_ids("input_ids", input_ids, vocab_size)  # numpy or torch, as given
 
 A ``bool`` is never accepted as a number (``True`` would pass as 1 otherwise), and numpy's integers
-and floats are accepted like Python's.
+and floats are accepted like Python's. The checks of arrays (:func:`token_ids`, :func:`zeros_and_ones`,
+:func:`boolean_array`, :func:`same_shape`, :func:`with_axes`) take numpy arrays and torch tensors
+alike and return them as given (a list becomes a numpy array); a wrong dtype is a ``TypeError``.
 """
 
 from __future__ import annotations
