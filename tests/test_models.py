@@ -170,3 +170,20 @@ def test_independent_runs_come_back_in_the_order_of_their_jobs():
     """make assets spreads independent runs over worker processes; the results keep the jobs' order
     (the plateau stage's report lists its runs schedule by schedule, seed by seed)."""
     assert assets.in_workers(pow, [(2, 10), (3, 3), (5, 2), (7, 1)], workers=2) == [1024, 27, 25, 7]
+
+
+def test_a_classifier_from_a_student_draws_its_head_from_the_seed_and_reports_nothing(capfd, caplog):
+    from transformers import DistilBertForMaskedLM
+
+    from tests.tiny_models import tiny_distilbert
+
+    student = tiny_distilbert(DistilBertForMaskedLM)
+    first, again, other = (assets._classifier_from(student, seed) for seed in (0, 0, 1))
+    assert torch.equal(first.classifier.weight, again.classifier.weight)
+    assert not torch.equal(first.classifier.weight, other.classifier.weight)
+    assert torch.equal(first.distilbert.embeddings.word_embeddings.weight,
+                       student.distilbert.embeddings.word_embeddings.weight)
+    captured = capfd.readouterr()
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "MISSING" not in captured.err + captured.out + logged  # transformers' load report of the new head
+    assert "Loading weights" not in captured.err  # nor its progress bars

@@ -15,6 +15,7 @@ report of their quality (``assets/report.json``) that lessons read through :func
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -107,6 +108,24 @@ def _model_class(name: str):
     }[name]
 
 
+@contextlib.contextmanager
+def quiet_loading(*, report: bool = False):
+    """Within: transformers shows no progress bar (saving or loading a few MB from disk is instant)
+    and, unless ``report``, no load report (the "MISSING" table of a new task head's weights)."""
+    from transformers.utils import logging as hf_logging
+
+    shown, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    if not report:
+        hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if shown:
+            hf_logging.enable_progress_bar()
+
+
 def load_bundled(name: str = "teacher", *, model_class=None, **kwargs):
     """A bundled model by name, with ``from_pretrained`` on its folder (extra ``kwargs`` passed on).
 
@@ -122,18 +141,9 @@ def load_bundled(name: str = "teacher", *, model_class=None, **kwargs):
     bundle.verify(folder, MODEL_FILES)  # missing, truncated or damaged: one error naming the file and the fix
     if model_class is not None and not hasattr(model_class, "from_pretrained"):
         raise TypeError(f"expected model_class to be a transformers model class, got {model_class!r}")
-    from transformers.utils import logging as hf_logging
-
-    shown, verbosity = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
-    hf_logging.disable_progress_bar()  # loading a few MB from disk is instant: no "Loading weights" bar
-    if model_class is not None:
-        hf_logging.set_verbosity_error()  # no load report on stderr: output_loading_info=True returns it
-    try:
+    # no load report on stderr when a new head is asked for: output_loading_info=True returns it
+    with quiet_loading(report=model_class is None):
         loaded = (model_class or _model_class(name)).from_pretrained(str(folder), **kwargs)
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if shown:
-            hf_logging.enable_progress_bar()
     if isinstance(loaded, tuple):  # output_loading_info=True
         return loaded[0].eval(), loaded[1]
     return loaded.eval()

@@ -172,8 +172,7 @@ def _classifier_from(student, seed: int):
 
     import torch
     from transformers import DistilBertForSequenceClassification
-
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, models.quiet_loading():  # the head is new on purpose
         models.save(student, Path(folder))
         torch.manual_seed(seed)
         return DistilBertForSequenceClassification.from_pretrained(folder, num_labels=2)
