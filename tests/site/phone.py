@@ -58,6 +58,18 @@ FIGURE_OVERLAPS = """() => {
     return found;
   };
   const meet = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const filled = el => { const s = getComputedStyle(el); return s.fill.startsWith('rgb') && Number(s.fillOpacity) > 0.5 ? s.fill : null; };
+  const behind = (t, div, bg) => {
+    const box = t.closest('g.annotation') && t.closest('g.annotation').querySelector('rect.bg');
+    if (box && filled(box)) return filled(box);
+    const r = t.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+    let found = bg;  // the last filled shape drawn under the text's centre, else the background
+    div.querySelectorAll('.shapelayer path').forEach(p => {
+      const b = p.getBoundingClientRect();
+      if (filled(p) && x >= b.left && x <= b.right && y >= b.top && y <= b.bottom) found = filled(p);
+    });
+    return found;
+  };
   const problems = [];
   document.querySelectorAll('div.plotly-graph-div').forEach(div => {
     const box = div.getBoundingClientRect();
@@ -95,7 +107,8 @@ TRANSFERRED = """() => {
   return [entries.reduce((sum, e) => sum + (e.transferSize || 0), 0), entries.reduce((sum, e) => sum + (e.decodedBodySize || 0), 0)];
 }"""
 
-# In dark mode: figures whose background stays light, and figure texts under 4.5:1 against it.
+# In dark mode: figures whose background stays light, and figure texts under 4.5:1 against what is
+# behind them: the figure's background, or an annotation's own box, or a filled shape (a diagram's).
 DARK_FIGURES = """() => {
   const rgb = c => (c.match(/[\\d.]+/g) || []).slice(0, 3).map(Number);
   const lum = c => {
@@ -103,15 +116,27 @@ DARK_FIGURES = """() => {
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
   };
   const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const filled = el => { const s = getComputedStyle(el); return s.fill.startsWith('rgb') && Number(s.fillOpacity) > 0.5 ? s.fill : null; };
+  const behind = (t, div, bg) => {
+    const box = t.closest('g.annotation') && t.closest('g.annotation').querySelector('rect.bg');
+    if (box && filled(box)) return filled(box);
+    const r = t.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+    let found = bg;  // the last filled shape drawn under the text's centre, else the background
+    div.querySelectorAll('.shapelayer path').forEach(p => {
+      const b = p.getBoundingClientRect();
+      if (filled(p) && x >= b.left && x <= b.right && y >= b.top && y <= b.bottom) found = filled(p);
+    });
+    return found;
+  };
   const problems = [];
   document.querySelectorAll('div.plotly-graph-div').forEach(div => {
     const paper = div.querySelector('rect.bg') ? getComputedStyle(div.querySelector('svg.main-svg')).backgroundColor : '';
     const bg = (div._fullLayout || {}).paper_bgcolor || paper;
     if (!bg || lum(bg) > 0.2) { problems.push(`${div.id}: background ${bg} in dark mode`); return; }
     div.querySelectorAll('.gtitle, .xtitle, .ytitle, .xtick text, .ytick text, .legendtext, g.annotation text').forEach(t => {
-      const fill = getComputedStyle(t).fill;
-      if (fill && fill.startsWith('rgb') && ratio(fill, bg) < 4.5) {
-        problems.push(`${div.id}: "${t.textContent.slice(0, 20)}" ${fill} on ${bg}: ${ratio(fill, bg).toFixed(1)}:1`);
+      const fill = getComputedStyle(t).fill, under = behind(t, div, bg);
+      if (fill && fill.startsWith('rgb') && ratio(fill, under) < 4.5) {
+        problems.push(`${div.id}: "${t.textContent.slice(0, 20)}" ${fill} on ${under}: ${ratio(fill, under).toFixed(1)}:1`);
       }
     });
   });

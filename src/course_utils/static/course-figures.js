@@ -17,7 +17,8 @@
  *   is drawn at DIAGRAM_MIN_PX at least and scrolls sideways inside its own box;
  * - an explorer (a figure with a slider or a menu) fits the height of a laptop screen;
  * - log axes spanning a power of ten or more label the powers of ten only (not bare 2 and 5);
- * - in dark mode the figure's background, text and grid follow the page's colours.
+ * - in dark mode the figure's background, text and grid follow the page's colours, and so do the
+ *   white boxes of diagrams (annotations' backgrounds, filled shapes).
  *
  * Figures are drawn one per task, so the page paints first; window.courseFigures.ready resolves
  * when every figure is drawn. They are fitted again when the width or the colour mode changes.
@@ -287,6 +288,23 @@
     margin.r = Math.min(margin.r === undefined ? 80 : margin.r, 24);
   }
 
+  /* Whether a plotly colour ("white", "#fff", "#ffffff", "rgb(...)", an opaque "rgba(...)") is light. */
+  function isLight(color) {
+    var c = String(color || "").trim().toLowerCase(), rgb;
+    if (c === "white") return true;
+    var hex = c.match(/^#([0-9a-f]{3}|[0-9a-f]{6})$/);
+    if (hex) {
+      var h = hex[1].length === 3 ? hex[1].replace(/./g, "$&$&") : hex[1];
+      rgb = [0, 2, 4].map(function (i) { return parseInt(h.substr(i, 2), 16); });
+    } else {
+      var m = c.match(/^rgba?\(([^)]+)\)$/);
+      if (!m) return false;
+      rgb = m[1].split(",").map(Number);
+      if (rgb.length > 3 && rgb[3] < 0.5) return false;
+    }
+    return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 200;
+  }
+
   function darken(fig) {
     var layout = fig.layout;
     layout.paper_bgcolor = DARK.paper;
@@ -305,7 +323,11 @@
       slider.currentvalue = Object.assign({}, slider.currentvalue, { font: { color: DARK.text } });
     });
     (layout.annotations || []).forEach(function (note) {
+      if (isLight(note.bgcolor)) note.bgcolor = DARK.menu;  // a diagram's white box: light text must read on it
       if (!note.font || !note.font.color) note.font = Object.assign({}, note.font, { color: DARK.text });
+    });
+    (layout.shapes || []).forEach(function (shape) {
+      if (isLight(shape.fillcolor)) shape.fillcolor = DARK.menu;
     });
     fig.data.forEach(function (trace) {
       if (trace.textfont && trace.type !== "heatmap") trace.textfont = Object.assign({}, trace.textfont, { color: DARK.text });
