@@ -134,6 +134,7 @@ DARK_FIGURES = """() => {
     const bg = (div._fullLayout || {}).paper_bgcolor || paper;
     if (!bg || lum(bg) > 0.2) { problems.push(`${div.id}: background ${bg} in dark mode`); return; }
     div.querySelectorAll('.gtitle, .xtitle, .ytitle, .xtick text, .ytick text, .legendtext, g.annotation text').forEach(t => {
+      if (!t.textContent.trim()) return;  // an empty text (a spacer annotation) cannot be illegible
       const fill = getComputedStyle(t).fill, under = behind(t, div, bg);
       if (fill && fill.startsWith('rgb') && ratio(fill, under) < 4.5) {
         problems.push(`${div.id}: "${t.textContent.slice(0, 20)}" ${fill} on ${under}: ${ratio(fill, under).toFixed(1)}:1`);
