@@ -58,18 +58,6 @@ FIGURE_OVERLAPS = """() => {
     return found;
   };
   const meet = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
-  const filled = el => { const s = getComputedStyle(el); return s.fill.startsWith('rgb') && Number(s.fillOpacity) > 0.5 ? s.fill : null; };
-  const behind = (t, div, bg) => {
-    const box = t.closest('g.annotation') && t.closest('g.annotation').querySelector('rect.bg');
-    if (box && filled(box)) return filled(box);
-    const r = t.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
-    let found = bg;  // the last filled shape drawn under the text's centre, else the background
-    div.querySelectorAll('.shapelayer path').forEach(p => {
-      const b = p.getBoundingClientRect();
-      if (filled(p) && x >= b.left && x <= b.right && y >= b.top && y <= b.bottom) found = filled(p);
-    });
-    return found;
-  };
   const problems = [];
   document.querySelectorAll('div.plotly-graph-div').forEach(div => {
     const box = div.getBoundingClientRect();
