@@ -129,6 +129,17 @@ def test_the_report_holds_every_stage_and_the_learning_rate_sweep():
         assert len(run["fine_tuning_loss_curve"]) == models.STUDENT_FINE_TUNING["epochs"] * batches_per_epoch
 
 
+def test_the_readme_states_make_assets_time_as_the_report_measured_it():
+    import re
+
+    from course_utils.authoring.lessons import ROOT
+
+    stated = re.search(r"`timings_s`, (\d+) minutes in all", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert stated, "README.md no longer states make assets' time in the form this test reads"
+    assert int(stated.group(1)) == round(sum(models.report()["timings_s"].values()) / 60)
+    assert models.report()["threads"] == assets.STAGE_THREADS
+
+
 def test_the_report_holds_the_plateau_runs_of_lesson_08():
     plateau = models.report()["plateau"]
     assert plateau["fine_tuning"] == models.STANDARD_FINE_TUNING and list(plateau["schedules"]) == list(models.PLATEAU_SCHEDULES)
@@ -164,6 +175,38 @@ def test_rebuild_runs_only_the_stages_asked_and_times_each(monkeypatch, tmp_path
     assert json.loads(report.read_text()) == result
     with pytest.raises(ValueError, match="expected stages among"):
         assets.rebuild(["teachers"])
+
+
+def test_each_stage_trains_on_its_recipes_thread_count_whatever_the_machine(monkeypatch, tmp_path):
+    """A run's bits depend on torch's thread count, so each stage sets the count its bundled files
+    were built with (the teacher's one thread on a 2-core machine, which would default to two)."""
+    import torch
+
+    assert set(assets.STAGE_THREADS) == set(assets.STAGES) - {"tokenizer"}
+    monkeypatch.setattr(models, "REPORT", tmp_path / "report.json")
+    monkeypatch.setattr(assets.bundle, "record", lambda paths: None)
+    seen = {}
+    for stage, name in (("teacher", "_build_teacher"), ("students", "_build_students")):
+        monkeypatch.setattr(assets, name, lambda *a, stage=stage: seen.setdefault(stage, torch.get_num_threads()) and {})
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        result = assets.rebuild(["teacher", "students"], progress=False)
+        assert torch.get_num_threads() == 3  # restored
+    finally:
+        torch.set_num_threads(before)
+    assert seen == {"teacher": 1, "students": 2}
+    assert result["threads"] == assets.STAGE_THREADS and "torch_threads" not in result
+
+
+def test_threads_restores_the_count_when_the_stage_fails():
+    import torch
+
+    before = torch.get_num_threads()
+    with pytest.raises(RuntimeError), assets.threads(1):
+        assert torch.get_num_threads() == 1
+        raise RuntimeError("a stage failed")
+    assert torch.get_num_threads() == before
 
 
 def test_independent_runs_come_back_in_the_order_of_their_jobs():

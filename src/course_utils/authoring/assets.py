@@ -11,6 +11,7 @@ another (the plateau's and the few-label experiment's) are spread over worker pr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -18,6 +19,12 @@ from pathlib import Path
 from .. import bundle, data, env, models, tokenization, training
 
 STAGES = ("tokenizer", "teacher", "teacher-sentiment", "students", "sweep", "plateau", "task-distillation")
+# The CPU threads each training stage runs on. A run's bits depend on its thread count (torch splits
+# its sums by thread), so the count is the recipe's, not the machine's: these are the counts the
+# bundled files were built with, and a rebuild on any machine gives the same bits. The plateau and
+# few-label runs set one thread in each worker process themselves.
+STAGE_THREADS = {"teacher": 1, "teacher-sentiment": 2, "students": 2, "sweep": 2, "plateau": 1,
+                 "task-distillation": 1}
 
 
 def rebuild(stages=STAGES, progress: bool = True) -> dict:
@@ -52,18 +59,31 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
     for stage, (build, key) in builders.items():
         if stage in stages:
             start = time.perf_counter()
-            built = build(tokenizer, splits, progress)
+            with threads(STAGE_THREADS[stage]):
+                built = build(tokenizer, splits, progress)
             if key is None:
                 result.update(built)
             else:
                 result[key] = built
             result["timings_s"][stage] = time.perf_counter() - start
-    import torch
-
-    result["torch_threads"] = torch.get_num_threads()
+    result.pop("torch_threads", None)  # replaced by the recipe's count per stage
+    result["threads"] = dict(STAGE_THREADS)
     models.REPORT.write_text(json.dumps(result, indent=1) + "\n")
     bundle.record([models.REPORT])
     return result
+
+
+@contextlib.contextmanager
+def threads(count: int):
+    """Run the block on ``count`` torch threads, then restore the previous count."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _build_teacher(tokenizer, splits, progress: bool) -> dict:
@@ -231,16 +251,11 @@ def _build_task_distillation(tokenizer, splits, progress: bool) -> dict:
 
     import torch
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small batches: one thread is as fast, and several fight on a busy CPU
-    try:
-        mlm_only, _ = models.train_student("no distillation (MLM only)", 0, models.load_bundled("teacher"), tokenizer,
-                                    splits["train"], progress=progress)
-        with torch.inference_mode():
-            teacher_accuracy = training.accuracy(models.load_bundled("teacher-sentiment"), splits["test"],
-                                                 tokenizer.pad_token_id)
-    finally:
-        torch.set_num_threads(threads)
+    mlm_only, _ = models.train_student("no distillation (MLM only)", 0, models.load_bundled("teacher"), tokenizer,
+                                       splits["train"], progress=progress)  # on STAGE_THREADS' one thread
+    with torch.inference_mode():
+        teacher_accuracy = training.accuracy(models.load_bundled("teacher-sentiment"), splits["test"],
+                                             tokenizer.pad_token_id)
     with tempfile.TemporaryDirectory() as folder:
         models.save(mlm_only, Path(folder))
         jobs = [(n, seed, method, folder) for n in models.LABELLED for seed in models.TASK_SEEDS for method in models.TASK_METHODS]
