@@ -183,7 +183,7 @@ def axe_violations(tab, rules: list[str] | None = None) -> list[dict]:
 
 
 def measure(browser, base_url: str, page: str) -> dict:
-    """The checks of ``page`` (a path under the site) as a phone, a laptop and dark mode show it:
+    """The checks of ``page`` (a path under the site) as a phone and a laptop in dark mode show it:
     everything above but ``fcp_ms``, which is a timing (:func:`reader_measures`)."""
     url = f"{base_url}/{page}"
     result: dict = {"page": page}
@@ -204,10 +204,9 @@ def measure(browser, base_url: str, page: str) -> dict:
     ]
     result["axe"] = axe_violations(tab)
     context.close()
-    context, tab = open_page(browser, url, LAPTOP)
-    result["overlaps"] += [f"laptop: {problem}" for problem in tab.evaluate(FIGURE_OVERLAPS)]
-    context.close()
+    # the laptop's overlaps are measured in dark mode, which changes colours only, never a box
     context, tab = open_page(browser, url, LAPTOP, dark=True)
+    result["overlaps"] += [f"laptop: {problem}" for problem in tab.evaluate(FIGURE_OVERLAPS)]
     result["dark"] = tab.evaluate(DARK_FIGURES)
     result["axe_dark"] = axe_violations(tab, rules=["color-contrast"])  # what dark mode can break
     context.close()
@@ -216,12 +215,16 @@ def measure(browser, base_url: str, page: str) -> dict:
 
 def reader_measures(browser, base_url: str, page: str, screenshots: Path) -> dict:
     """What ``make measure`` adds to :func:`measure`: ``fcp_ms``, and screenshots of the page and of
-    each figure at phone and laptop width and in dark mode, saved under ``screenshots`` for a person."""
+    each figure at phone and laptop width and in dark mode, and of the page in greyscale, saved under
+    ``screenshots`` for a person."""
     url = f"{base_url}/{page}"
     for folder, viewport, options in (("phone", PHONE, {"phone": True}), ("laptop", LAPTOP, {}),
                                       ("dark", LAPTOP, {"dark": True})):
         context, tab = open_page(browser, url, viewport, **options)
         _screenshots(tab, screenshots / folder, page)
+        if folder == "laptop":
+            tab.evaluate("() => { document.documentElement.style.filter = 'grayscale(100%)'; }")
+            _screenshots(tab, screenshots / "greyscale", page, figures=False)
         context.close()
     return {"fcp_ms": first_contentful_paint(browser, url)}
 

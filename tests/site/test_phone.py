@@ -5,7 +5,8 @@ by one below. The tests marked ``measure`` are the reader measures that ``make m
 runs it after ``make test``): the first contentful paint of each lesson with the CPU slowed 4×
 (a timing, so not part of ``make test``), the table ``_build/screenshots/measures.md``, and phone,
 laptop and dark-mode screenshots, whole pages and each figure on its own, saved under
-``_build/screenshots/{phone,laptop,dark}/`` for a person to look at.
+``_build/screenshots/{phone,laptop,dark}/``, and whole pages in greyscale under ``greyscale/``,
+for a person to look at.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def test_screenshots_were_saved_for_every_lesson(reader_measured):
     """... and the table of the measures, ``_build/screenshots/measures.md``, for the record."""
     results = [reader_measured(page) for page in PAGES]
     (SCREENSHOTS / "measures.md").write_text(phone.table(results) + "\n", encoding="utf-8")
-    for folder in ("phone", "laptop"):
+    for folder in ("phone", "laptop", "dark", "greyscale"):
         missing = [p for p in LESSON_PAGES if not (SCREENSHOTS / folder / f"{Path(p).stem}.png").is_file()]
         assert not missing, f"no {folder} screenshot of {missing}"
 

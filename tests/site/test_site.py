@@ -6,6 +6,7 @@ host are blocked and counted: the site must work with no network at all.
 
 from __future__ import annotations
 
+import functools
 import html.parser
 import posixpath
 import re
@@ -15,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from course_utils.authoring.lessons import ROOT, repository
-from tests.site.conftest import SCREENSHOTS, SITE
+from tests.site.conftest import SITE
 
 # Pages of the book: every HTML file but the theme's template fragments under _static/.
 PAGES = sorted(
@@ -43,6 +44,7 @@ class _Anchors(html.parser.HTMLParser):
             self.hrefs.append(attrs["href"])
 
 
+@functools.lru_cache(maxsize=None)  # a page is the target of many links
 def _anchors(page: str) -> _Anchors:
     parser = _Anchors()
     parser.feed((SITE / page).read_text(encoding="utf-8"))
@@ -89,8 +91,12 @@ def test_colab_links_open_a_committed_notebook_of_the_configured_repository(site
         assert links == [], f"{page} has no notebook, yet links to Colab: {links}"
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_page_loads_without_errors_or_network(browser, base_url, page):
+def visit(browser, base_url: str, page: str) -> dict:
+    """What a laptop reader's first visit to ``page`` (1280 × 900, no network but the site) shows:
+    ``errors`` (console errors, page errors, failed requests), ``external`` (requests to other
+    hosts, blocked), ``formulas`` and ``typeset`` (MathJax), ``merror``, ``figures_drawn``
+    (figures with their SVG and taller than 100 px) and ``legends`` (:data:`LEGEND_STYLES`).
+    One load of the page serves every check below that only looks."""
     errors: list[str] = []
     external: list[str] = []
     context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -109,25 +115,46 @@ def test_page_loads_without_errors_or_network(browser, base_url, page):
     tab.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
     tab.on("requestfailed", lambda req: errors.append(f"request failed: {req.url}") if req.url not in external else None)
     tab.goto(f"{base_url}/{page}", wait_until="networkidle")  # networkidle: index.html redirects
-    figures = tab.locator("div.plotly-graph-div")
-    if figures.count():
+    if tab.locator("div.plotly-graph-div").count():  # drawn one per task by the deferred course-figures.js
         tab.wait_for_function(
             "() => [...document.querySelectorAll('div.plotly-graph-div')]"
             ".every(div => div.querySelector('svg.main-svg'))",
-            timeout=20_000,
+            timeout=30_000,
         )
-    if tab.locator(".math").count():
+    result = {"formulas": tab.locator(".math").count(), "typeset": 0, "merror": 0}
+    if result["formulas"]:
         tab.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000)
         tab.evaluate("() => MathJax.startup.promise")
-        typeset = tab.locator("mjx-container svg").count()
-        assert typeset >= tab.locator(".math").count(), f"{page}: {typeset} formulas typeset for {tab.locator('.math').count()}"
-        assert not tab.locator("mjx-merror").count(), f"{page}: a formula failed to render"
-    if page in LESSON_PAGES:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        tab.screenshot(path=str(SCREENSHOTS / f"{Path(page).stem}.png"), full_page=True)
+        result["typeset"] = tab.locator("mjx-container svg").count()
+        result["merror"] = tab.locator("mjx-merror").count()
+    result["figures_drawn"] = tab.evaluate(
+        "() => [...document.querySelectorAll('div.plotly-graph-div')]"
+        ".filter(div => div.querySelector('svg.main-svg') && div.getBoundingClientRect().height > 100).length"
+    )
+    result["legends"] = tab.evaluate(LEGEND_STYLES)
     context.close()
-    assert not external, f"{page} asked for resources from the network: {external}"
-    assert not errors, f"{page}:\n" + "\n".join(errors)
+    return {**result, "errors": errors, "external": external}
+
+
+@pytest.fixture(scope="session")
+def visited(browser, base_url):
+    cache: dict[str, dict] = {}
+
+    def get(page: str) -> dict:
+        if page not in cache:
+            cache[page] = visit(browser, base_url, page)
+        return cache[page]
+
+    return get
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_loads_without_errors_or_network(visited, page):
+    seen = visited(page)
+    assert not seen["external"], f"{page} asked for resources from the network: {seen['external']}"
+    assert not seen["errors"], f"{page}:\n" + "\n".join(seen["errors"])
+    assert seen["typeset"] >= seen["formulas"], f"{page}: {seen['typeset']} formulas typeset for {seen['formulas']}"
+    assert not seen["merror"], f"{page}: a formula failed to render"
 
 
 @pytest.mark.parametrize("page", LESSON_PAGES)
@@ -177,7 +204,7 @@ def test_lesson_has_a_colab_badge_and_a_colab_launch_button(site, page):
 
 
 @pytest.mark.parametrize("page", LESSON_PAGES)
-def test_lesson_figures_draw_and_load_plotly_once(browser, base_url, page):
+def test_lesson_figures_draw_and_load_plotly_once(visited, page):
     source = (SITE / page).read_text(encoding="utf-8")
     plotly_tags = re.findall(r'<script[^>]*src="[^"]*plotly[^"]*"', source)
     n_figures = source.count('class="plotly-graph-div')
@@ -186,15 +213,7 @@ def test_lesson_figures_draw_and_load_plotly_once(browser, base_url, page):
         assert "cdn.plot.ly" not in source, f"{page}: a figure would fetch plotly.js from a CDN"
     else:
         assert not plotly_tags, f"{page} loads plotly.js but has no figure"
-    tab = browser.new_page()
-    tab.goto(f"{base_url}/{page}", wait_until="load")
-    if n_figures:  # drawn one per task by the deferred course-figures.js, after the page's first paint
-        tab.wait_for_function("() => document.documentElement.dataset.figuresDrawn !== undefined", timeout=30_000)
-    drawn = tab.evaluate(
-        "() => [...document.querySelectorAll('div.plotly-graph-div')]"
-        ".filter(div => div.querySelector('svg.main-svg') && div.getBoundingClientRect().height > 100).length"
-    )
-    tab.close()
+    drawn = visited(page)["figures_drawn"]
     assert drawn == n_figures, f"{page}: {drawn} of {n_figures} figures drew"
 
 
@@ -403,21 +422,12 @@ def test_the_greyscale_check_tells_styles_apart():
 
 
 @pytest.mark.parametrize("page", LESSON_PAGES)
-def test_figures_read_in_greyscale(browser, base_url, page):
-    """Every pair of legend entries of a figure differs by more than hue, and the page is screenshot in greyscale
-    (``_build/screenshots/greyscale/``) for a person to look at."""
-    tab = browser.new_page(viewport={"width": 1280, "height": 900})
-    tab.goto(f"{base_url}/{page}", wait_until="load")
-    tab.wait_for_function("() => !document.querySelector('.course-figure') || document.documentElement.dataset.figuresDrawn")
-    figures = tab.evaluate(LEGEND_STYLES)
-    tab.evaluate("() => { document.documentElement.style.filter = 'grayscale(100%)'; }")
-    folder = SCREENSHOTS / "greyscale"
-    folder.mkdir(parents=True, exist_ok=True)
-    tab.screenshot(path=str(folder / (Path(page).stem + ".png")), full_page=True)
-    tab.close()
+def test_figures_read_in_greyscale(visited, page):
+    """Every pair of legend entries of a figure differs by more than hue (``make measure`` saves each
+    page in greyscale, ``_build/screenshots/greyscale/``, for a person to look at)."""
     confusable = [
         (figure["title"], a["name"], b["name"])
-        for figure in figures
+        for figure in visited(page)["legends"]
         for i, a in enumerate(figure["items"])
         for b in figure["items"][i + 1 :]
         if not distinguishable_in_grey(a, b)
