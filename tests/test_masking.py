@@ -303,3 +303,14 @@ def test_mlm_mask_rejects_bad_input():
         mlm_mask(ids, maskable, mask_token_id=VOCAB, vocab_size=VOCAB, generator=np.random.default_rng(0))
     with pytest.raises(ValueError, match="expected vocab_size to be a positive integer"):
         mlm_mask(ids, maskable, mask_token_id=0, vocab_size=0, generator=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16])
+def test_mlm_mask_labels_are_minus_100_for_any_integer_ids(dtype):
+    # numpy's where(selected, uint8_ids, -100) wraps -100 to 156: labels are computed in int64
+    ids = np.arange(40, dtype=dtype).reshape(2, 20)  # ids below VOCAB
+    masked, labels = mlm_mask(ids, np.ones(ids.shape, bool), mask_token_id=MASK_ID, vocab_size=VOCAB,
+                              generator=np.random.default_rng(0))
+    assert masked.dtype == dtype and labels.dtype == np.int64
+    assert set(np.unique(labels[labels < 0])) == {IGNORE_INDEX}
+    np.testing.assert_array_equal(labels[labels >= 0], ids[labels >= 0])

@@ -1,9 +1,10 @@
-"""Scaled dot-product attention and multi-head attention, in numpy and in torch (lesson 04).
+"""Scaled dot-product attention and multi-head attention (lesson 04).
 
-Every function takes numpy arrays **or** torch tensors and returns the same kind: numpy for the
-lessons' printed, hand-checkable numbers, torch for the encoder of the course (autograd flows
-through, no Python loop over batch or heads, no needless copies). The two paths compute the same
-thing in the same order of operations (see the tests).
+Each algorithm is written once, in torch. Every function also takes numpy arrays (or nested lists)
+and then returns numpy: lessons 03 to 05 compute small, printed, hand-checkable numbers in numpy,
+and the conversion happens at the edge (numpy memory is shared, not copied, where it can be). Torch
+in gives torch out, for the encoder of the course: autograd flows through, no Python loop over
+batch or heads, no needless copies.
 
 Conventions
 -----------
@@ -32,17 +33,15 @@ a query/key vector, ``d_v`` size of a value vector; ``...`` any number of leadin
 
 from __future__ import annotations
 
+import functools
 import math
-import sys
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
+import torch
 
 from .validation import positive_int
-
-if TYPE_CHECKING:  # torch is imported lazily: the numpy functions do not need it
-    import torch
 
 __all__ = [
     "AttentionParams",
@@ -58,36 +57,48 @@ Array = Any  # a numpy array or a torch tensor; every function returns the kind 
 
 
 # --------------------------------------------------------------------------------------------
-# numpy or torch
+# The edge: numpy in, numpy out
 
 
 def is_torch(x: Any) -> bool:
-    """Whether ``x`` is a torch tensor (without importing torch when nobody has)."""
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.Tensor)
+    """Whether ``x`` is a torch tensor (a function returns the kind it was given)."""
+    return isinstance(x, torch.Tensor)
 
 
-def _numpy_float(name: str, value: Any) -> np.ndarray:
-    """``value`` as a floating numpy array: float32/float64 kept, anything numeric -> float64."""
+def _tensor(name: str, value: Any) -> torch.Tensor:
+    """``value`` as a floating tensor: a floating tensor as it is; a numpy array or nested list as a
+    tensor sharing its memory where it can (float32/float64 kept, anything numeric -> float64)."""
+    if is_torch(value):
+        if not value.is_floating_point():
+            raise TypeError(f"expected {name} to be a floating-point tensor, got dtype {value.dtype}")
+        return value
     try:
         array = np.asarray(value)
         if not np.issubdtype(array.dtype, np.floating):
             array = array.astype(np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"expected {name} to be a numeric array, got {type(value).__name__}") from None
-    return array
+    if not array.flags.writeable or any(stride < 0 for stride in array.strides):
+        array = array.copy()  # torch shares writable memory with forward strides only
+    return torch.from_numpy(array)
 
 
-def _as_kind(name: str, value: Any, torch_kind: bool) -> Array:
-    """``value`` as a floating array of the requested kind; mixing numpy and torch is an error."""
-    if torch_kind != is_torch(value):
-        wanted, got = ("a torch tensor", "numpy") if torch_kind else ("a numpy array", "a torch tensor")
-        raise TypeError(f"expected {name} to be {wanted} like the queries, got {got}: do not mix numpy and torch")
-    if torch_kind:
-        if not value.is_floating_point():
-            raise TypeError(f"expected {name} to be a floating-point tensor, got dtype {value.dtype}")
-        return value
-    return _numpy_float(name, value)
+def _tensors(**named: Any) -> list[torch.Tensor]:
+    """The values as floating tensors in their common dtype (float32 with float64 -> float64, as
+    numpy promotes); all numpy or all torch, like the first: mixing the two is an error."""
+    first, *_ = named.values()
+    for name, value in named.items():
+        if is_torch(value) != is_torch(first):
+            wanted, got = ("a torch tensor", "numpy") if is_torch(first) else ("a numpy array", "a torch tensor")
+            raise TypeError(f"expected {name} to be {wanted} like the queries, got {got}: do not mix numpy and torch")
+    tensors = [_tensor(name, value) for name, value in named.items()]
+    dtype = functools.reduce(torch.promote_types, (tensor.dtype for tensor in tensors))
+    return [tensor.to(dtype) for tensor in tensors]
+
+
+def _as_given(x: torch.Tensor, numpy_in: bool) -> Array:
+    """``x`` in the kind the caller gave: a numpy array (sharing memory) for numpy input."""
+    return x.numpy() if numpy_in else x
 
 
 def _shape(x: Array) -> tuple[int, ...]:
@@ -108,34 +119,29 @@ def softmax(x: Array, axis: int = -1) -> Array:
     (there is no maximum to subtract), as in torch.
 
     numpy in (any numeric dtype; float32 stays float32, the rest becomes float64) gives numpy out;
-    a torch tensor gives a tensor (``torch.softmax``, which is stable in the same way).
+    a torch tensor gives a tensor (equal to ``torch.softmax`` to float rounding).
     """
-    if not is_torch(x):
-        x = _numpy_float("x", x)
+    numpy_in = not is_torch(x)
+    x = _tensor("x", x)
     if x.ndim == 0:
         raise ValueError("expected x to have at least one axis, got a scalar")
-    if is_torch(x):
-        return x.softmax(dim=axis)
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    exps = np.exp(shifted)
-    return exps / np.sum(exps, axis=axis, keepdims=True)
+    shifted = x - x.amax(dim=axis, keepdim=True)
+    exps = shifted.exp()
+    return _as_given(exps / exps.sum(dim=axis, keepdim=True), numpy_in)
 
 
 # --------------------------------------------------------------------------------------------
 # Scaled dot-product attention
 
 
-def _check_mask(mask: Any, scores_shape: tuple[int, ...], torch_kind: bool, device=None) -> Array:
-    """``mask`` as a boolean array of the right kind that broadcasts to ``scores_shape``."""
-    if torch_kind:
-        import torch
-
-        if not is_torch(mask):
-            mask = torch.as_tensor(np.asarray(mask), device=device)
+def _check_mask(mask: Any, scores_shape: tuple[int, ...], numpy_in: bool, device) -> torch.Tensor:
+    """``mask`` as a boolean tensor on ``device`` that broadcasts to ``scores_shape``; numpy queries
+    take a numpy mask, torch queries either kind."""
+    if is_torch(mask):
+        if numpy_in:
+            raise TypeError("expected mask to be a numpy array like the queries, got a torch tensor")
         dtype_ok = mask.dtype == torch.bool
     else:
-        if is_torch(mask):
-            raise TypeError("expected mask to be a numpy array like the queries, got a torch tensor")
         mask = np.asarray(mask)
         dtype_ok = mask.dtype == np.bool_
     if not dtype_ok:
@@ -148,7 +154,7 @@ def _check_mask(mask: Any, scores_shape: tuple[int, ...], torch_kind: bool, devi
     ok = len(shape) <= len(target) and all(size in (1, want) for size, want in zip(reversed(shape), reversed(target)))
     if not ok or not shape:
         raise ValueError(f"expected mask of shape (..., T_q, T_k) broadcastable to the scores {target}, got {shape}")
-    return mask
+    return mask if is_torch(mask) else torch.from_numpy(mask.copy()).to(device)
 
 
 def scaled_dot_product_attention(
@@ -172,12 +178,11 @@ def scaled_dot_product_attention(
     blocked key gets weight 0 and a fully blocked row gets uniform weights (not ``nan``).
 
     Order of operations (as Hugging Face's DistilBERT): ``(Q @ K^T) * d_k**-0.5``, fill, softmax,
-    dropout, ``@ V``. numpy in gives numpy out, torch in gives torch out (differentiable).
+    dropout, ``@ V``. numpy in gives numpy out, torch in gives torch out (differentiable);
+    ``dropout`` is always given a tensor.
     """
-    torch_kind = is_torch(queries)
-    queries = _as_kind("queries", queries, torch_kind)
-    keys = _as_kind("keys", keys, torch_kind)
-    values = _as_kind("values", values, torch_kind)
+    numpy_in = not is_torch(queries)
+    queries, keys, values = _tensors(queries=queries, keys=keys, values=values)
     q_shape, k_shape, v_shape = _shape(queries), _shape(keys), _shape(values)
     if len(q_shape) < 2:
         raise ValueError(f"expected queries of shape (..., T_q, d_k), got {q_shape}")
@@ -189,8 +194,6 @@ def scaled_dot_product_attention(
         raise ValueError(f"expected values of shape (..., T_k={t_k}, d_v), got {v_shape}")
     if t_k == 0:
         raise ValueError(f"expected at least one key (T_k >= 1) to attend to, got keys of shape {k_shape}")
-    if torch_kind:
-        queries, keys, values = _common_dtype(queries, keys, values)
     try:
         batch = tuple(np.broadcast_shapes(q_shape[:-2], k_shape[:-2], v_shape[:-2]))
     except ValueError:
@@ -200,39 +203,15 @@ def scaled_dot_product_attention(
         ) from None
     scores_shape = (*batch, q_shape[-2], t_k)
     if mask is not None:
-        mask = _check_mask(mask, scores_shape, torch_kind, device=queries.device if torch_kind else None)
+        mask = _check_mask(mask, scores_shape, numpy_in, queries.device)
 
-    scale = d_k**-0.5
-    if torch_kind:
-        scores = (queries @ keys.transpose(-2, -1)) * scale
-        if mask is not None:
-            scores = scores.masked_fill(~mask, _torch_min(scores.dtype))
-        weights = scores.softmax(dim=-1)
-    else:
-        scores = (queries @ np.swapaxes(keys, -1, -2)) * scale
-        if mask is not None:
-            scores = np.where(mask, scores, np.finfo(scores.dtype).min)
-        weights = softmax(scores, axis=-1)
+    scores = (queries @ keys.transpose(-2, -1)) * d_k**-0.5  # (..., T_q, T_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)  # torch's softmax, as Hugging Face's: :func:`softmax` to float rounding
     if dropout is not None:
         weights = dropout(weights)
-    return weights @ values, weights
-
-
-def _common_dtype(*tensors):
-    """The tensors in their common floating dtype (float32 with float64 -> float64), as numpy
-    promotes mixed arrays: mixing precisions is not an error on either path."""
-    import torch
-
-    dtype = tensors[0].dtype
-    for tensor in tensors[1:]:
-        dtype = torch.promote_types(dtype, tensor.dtype)
-    return tuple(tensor.to(dtype) for tensor in tensors)
-
-
-def _torch_min(dtype) -> float:
-    import torch
-
-    return torch.finfo(dtype).min
+    return _as_given(weights @ values, numpy_in), _as_given(weights, numpy_in)
 
 
 # --------------------------------------------------------------------------------------------
@@ -248,9 +227,8 @@ def split_heads(x: Array, n_heads: int) -> Array:
     work, ``(..., T, D) -> (..., H, T, D/H)``. Returns a view where possible (no copy).
     """
     n_heads = positive_int("n_heads", n_heads)
-    torch_kind = is_torch(x)
-    if not torch_kind:
-        x = _numpy_float("x", x)
+    numpy_in = not is_torch(x)
+    x = _tensor("x", x)
     shape = _shape(x)
     if len(shape) < 2:
         raise ValueError(f"expected x of shape (B, T, D), got {shape}")
@@ -260,7 +238,7 @@ def split_heads(x: Array, n_heads: int) -> Array:
             f"expected the model size D={d_model} (last axis of x, shape {shape}) to be divisible by n_heads={n_heads}"
         )
     x = x.reshape(*shape[:-1], n_heads, d_model // n_heads)
-    return x.transpose(-3, -2) if torch_kind else np.swapaxes(x, -3, -2)
+    return _as_given(x.transpose(-3, -2), numpy_in)
 
 
 def merge_heads(x: Array) -> Array:
@@ -269,15 +247,13 @@ def merge_heads(x: Array) -> Array:
     Swap the ``H`` and ``T`` axes back, then concatenate the heads of each token (a reshape).
     Any leading axes work, ``(..., H, T, d_head) -> (..., T, H*d_head)``.
     """
-    torch_kind = is_torch(x)
-    if not torch_kind:
-        x = _numpy_float("x", x)
+    numpy_in = not is_torch(x)
+    x = _tensor("x", x)
     shape = _shape(x)
     if len(shape) < 3:
         raise ValueError(f"expected x of shape (B, H, T, d_head), got {shape}")
     n_heads, seq_len, d_head = shape[-3:]
-    x = x.transpose(-3, -2) if torch_kind else np.swapaxes(x, -3, -2)
-    return x.reshape(*shape[:-3], seq_len, n_heads * d_head)
+    return _as_given(x.transpose(-3, -2).reshape(*shape[:-3], seq_len, n_heads * d_head), numpy_in)
 
 
 # --------------------------------------------------------------------------------------------
@@ -349,8 +325,6 @@ class AttentionParams:
         Tensors are views of the modules' parameters (gradients flow back; no copy). A linear
         without bias gets a zero bias.
         """
-        import torch
-
         arrays = {}
         for name, linear in zip(("q", "k", "v", "o"), (q_lin, k_lin, v_lin, out_lin)):
             weight = linear.weight
@@ -370,8 +344,6 @@ class AttentionParams:
         ``(3D, D)`` and ``in_proj_bias = [b_q; b_k; b_v]``; ``out_proj`` is an ``nn.Linear``.
         Tensors are views of the module's parameters.
         """
-        import torch
-
         if module.in_proj_weight is None:
             raise ValueError("expected a MultiheadAttention with one in_proj_weight (equal q/k/v sizes)")
         d_model = module.embed_dim
@@ -399,8 +371,6 @@ class AttentionParams:
 
     def to_torch(self, dtype: "torch.dtype | None" = None) -> "AttentionParams":
         """Torch tensors (float64 by default, from numpy); tensors already torch are only cast."""
-        import torch
-
         dtype = torch.float64 if dtype is None else dtype
         return AttentionParams(**{f.name: torch.as_tensor(getattr(self, f.name)).to(dtype) for f in fields(self)})
 
@@ -411,8 +381,6 @@ class AttentionParams:
         ``module(x, x, x, attn_mask=~mask, need_weights=True, average_attn_weights=False)`` then
         computes :func:`multi_head_attention` (torch's ``attn_mask`` is True = *blocked*).
         """
-        import torch
-
         dtype = torch.float64 if dtype is None else dtype
         n_heads = positive_int("n_heads", n_heads)
         d_model = self.d_model
@@ -438,14 +406,9 @@ def attention_param_count(d_model: int, *, bias: bool = True) -> int:
     return 4 * d_model * d_model + (4 * d_model if bias else 0)
 
 
-def _project(x: Array, W: Array, b: Array, torch_kind: bool) -> Array:
-    """``x @ W + b``; in torch one fused ``linear`` call on ``W.T`` (the ``nn.Linear`` weight, no copy)."""
-    if torch_kind:
-        import torch
-
-        x, W, b = _common_dtype(x, W, b)  # float32 x with float64 weights: float64, as numpy's x @ W
-        return torch.nn.functional.linear(x, W.mT, b)
-    return x @ W + b
+def _project(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``x @ W + b``, as one fused ``linear`` call on ``W.T`` (the ``nn.Linear`` weight, no copy)."""
+    return torch.nn.functional.linear(x, W.mT, b)
 
 
 def multi_head_attention(
@@ -470,16 +433,20 @@ def multi_head_attention(
     """
     if not isinstance(params, AttentionParams):
         raise TypeError(f"expected params to be an AttentionParams, got {type(params).__name__}")
-    torch_kind = is_torch(x)
-    x = _as_kind("x", x, torch_kind)
-    if is_torch(params.W_q) != torch_kind:
-        kind = "torch tensors" if torch_kind else "numpy arrays"
+    numpy_in = not is_torch(x)
+    if is_torch(params.W_q) == numpy_in:
+        kind = "numpy arrays" if numpy_in else "torch tensors"
         raise TypeError(f"expected params of the same kind as x ({kind}): use params.to_torch() / .to_numpy()")
+    names = [f.name for f in fields(params)]
+    x, *weights = _tensors(x=x, **{name: getattr(params, name) for name in names})
+    p = dict(zip(names, weights))
     shape = _shape(x)
     if len(shape) < 2 or shape[-1] != params.d_model:
         raise ValueError(f"expected x of shape (B, T, D={params.d_model}), got {shape}")
-    q = split_heads(_project(x, params.W_q, params.b_q, torch_kind), n_heads)
-    k = split_heads(_project(x, params.W_k, params.b_k, torch_kind), n_heads)
-    v = split_heads(_project(x, params.W_v, params.b_v, torch_kind), n_heads)
-    context, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)
-    return _project(merge_heads(context), params.W_o, params.b_o, torch_kind), weights
+    if numpy_in and is_torch(mask):
+        raise TypeError("expected mask to be a numpy array like x, got a torch tensor")
+    q = split_heads(_project(x, p["W_q"], p["b_q"]), n_heads)  # (B, H, T, D/H)
+    k = split_heads(_project(x, p["W_k"], p["b_k"]), n_heads)
+    v = split_heads(_project(x, p["W_v"], p["b_v"]), n_heads)
+    context, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)  # (B, H, T, D/H), (B, H, T, T)
+    return _as_given(_project(merge_heads(context), p["W_o"], p["b_o"]), numpy_in), _as_given(weights, numpy_in)

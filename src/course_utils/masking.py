@@ -1,4 +1,4 @@
-"""Attention masks and masked-language-model masking, in numpy and in torch (lesson 05).
+"""Attention masks and masked-language-model masking (lesson 05).
 
 One mask convention across the course: **boolean, ``True`` = may attend** (the convention of
 ``torch.nn.functional.scaled_dot_product_attention`` and of Hugging Face's ``attention_mask``,
@@ -13,15 +13,18 @@ tokens, of which 80% become ``[MASK]``, 10% a random token, 10% stay), with the 
 in the same order, as Hugging Face's ``DataCollatorForLanguageModeling`` (so, given the same
 ``torch.Generator`` state, the same result; see the tests).
 
-numpy in gives numpy out, torch in gives torch out (on the same device). :func:`causal_mask` takes
-a length, so it returns numpy unless given ``like=`` a tensor.
+Each is written once, in torch; numpy in gives numpy out (converted at the edge), torch in gives
+torch out (on the same device). :func:`causal_mask` takes a length, so it returns numpy unless given
+``like=`` a tensor.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
+import torch
 
 from .attention import is_torch
 from .validation import (
@@ -49,11 +52,8 @@ def causal_mask(seq_len: int, *, like: Array | None = None) -> Array:
     A numpy array, or a torch tensor on ``like``'s device when ``like`` is a tensor.
     """
     seq_len = positive_int("seq_len", seq_len)
-    if is_torch(like):
-        import torch
-
-        return torch.ones(seq_len, seq_len, dtype=torch.bool, device=like.device).tril()
-    return np.tri(seq_len, dtype=bool)
+    mask = torch.ones(seq_len, seq_len, dtype=torch.bool).tril()
+    return mask.to(like.device) if is_torch(like) else mask.numpy()
 
 
 def padding_mask(attention_mask: Array) -> Array:
@@ -93,7 +93,7 @@ def mlm_mask(
     input, a ``torch.Generator`` (on the ids' device) for torch input: the same generator state gives
     the same masks. Calling again with the advanced generator gives a new mask: dynamic masking.
 
-    The torch path draws its random numbers exactly as Hugging Face's
+    With a ``torch.Generator`` it draws its random numbers exactly as Hugging Face's
     ``DataCollatorForLanguageModeling.torch_mask_tokens``: ``bernoulli`` of the selection, of
     ``[MASK]``, of "random among the rest" (``random_prob / (1 - mask_prob)``), then ``randint``.
     """
@@ -109,59 +109,51 @@ def mlm_mask(
     input_ids = token_ids("input_ids", input_ids, vocab_size)
     maskable = same_shape("maskable", boolean_array("maskable", maskable, "True where a token may be selected"),
                           "input_ids", input_ids)
-    torch_kind = is_torch(input_ids)
-    if torch_kind:
-        return _mlm_mask_torch(
-            input_ids, maskable, mask_token_id, vocab_size, generator, select_prob, mask_prob, random_prob
-        )
-    return _mlm_mask_numpy(
-        input_ids, maskable, mask_token_id, vocab_size, generator, select_prob, mask_prob, random_prob
-    )
-
-
-def _mlm_mask_numpy(input_ids, maskable, mask_token_id, vocab_size, generator, select_prob, mask_prob, random_prob):
-    if is_torch(maskable):
-        raise TypeError("expected maskable to be a numpy array like input_ids, got a torch tensor")
-    if not isinstance(generator, np.random.Generator):
-        raise TypeError(
-            f"expected generator to be a np.random.Generator for numpy input_ids, got {type(generator).__name__} "
-            "(np.random.default_rng(seed))"
-        )
-    shape = input_ids.shape
-    selected = (generator.random(shape) < select_prob) & maskable
-    labels = np.where(selected, input_ids, IGNORE_INDEX).astype(np.int64)
-    replaced = (generator.random(shape) < mask_prob) & selected
-    masked = input_ids.copy()
-    masked[replaced] = mask_token_id
+    numpy_in = not is_torch(input_ids)
+    if is_torch(maskable) == numpy_in:
+        kind = "a numpy array" if numpy_in else "a torch tensor"
+        raise TypeError(f"expected maskable to be {kind} like input_ids, got {'a torch tensor' if numpy_in else 'a numpy array'}")
+    bernoulli, random_ids = _draws(generator, numpy_in)
+    if numpy_in:  # int64 copies: torch has no masked_fill for every numpy integer type
+        ids, maskable = torch.from_numpy(np.array(input_ids, dtype=np.int64)), torch.from_numpy(np.array(maskable))
+    else:
+        ids = input_ids
+    shape = tuple(ids.shape)
+    # float32 probabilities as Hugging Face's collator draws them; numpy compares its float64 uniforms
+    full = functools.partial(torch.full, shape, device=ids.device, dtype=torch.float64 if numpy_in else None)
+    selected = bernoulli(full(select_prob).masked_fill(~maskable, 0.0))
+    labels = torch.where(selected, ids.long(), IGNORE_INDEX)
+    replaced = bernoulli(full(mask_prob)) & selected
+    masked = ids.masked_fill(replaced, mask_token_id)
     if mask_prob < 1 and random_prob > 0:
-        randomized = (generator.random(shape) < random_prob / (1 - mask_prob)) & selected & ~replaced
-        random_ids = generator.integers(0, vocab_size, size=shape)
-        masked[randomized] = random_ids[randomized]
-    return masked, labels
+        # "random" among the selected that were not replaced: random_prob of all, random_prob / (1 - mask_prob) of these
+        randomized = bernoulli(full(random_prob / (1 - mask_prob))) & selected & ~replaced
+        masked = torch.where(randomized, random_ids(vocab_size, shape, ids), masked)
+    return (masked.numpy().astype(input_ids.dtype), labels.numpy()) if numpy_in else (masked, labels)
 
 
-def _mlm_mask_torch(input_ids, maskable, mask_token_id, vocab_size, generator, select_prob, mask_prob, random_prob):
-    import torch
-
+def _draws(generator: Any, numpy_in: bool):
+    """The two random draws of :func:`mlm_mask` from ``generator``: ``bernoulli(probability)``, a
+    boolean tensor of ``probability``'s shape, and ``random_ids(vocab_size, shape, like)``, ids in
+    ``[0, vocab_size)`` of ``like``'s dtype. A ``torch.Generator`` draws as Hugging Face's collator
+    (``torch.bernoulli``, ``torch.randint``); a ``np.random.Generator`` draws uniforms and integers."""
+    if numpy_in:
+        if not isinstance(generator, np.random.Generator):
+            raise TypeError(
+                f"expected generator to be a np.random.Generator for numpy input_ids, got {type(generator).__name__} "
+                "(np.random.default_rng(seed))"
+            )
+        return (
+            lambda probability: torch.from_numpy(generator.random(tuple(probability.shape)) < probability.numpy()),
+            lambda vocab_size, shape, like: torch.from_numpy(generator.integers(0, vocab_size, size=shape)),
+        )
     if not isinstance(generator, torch.Generator):
         raise TypeError(
             f"expected generator to be a torch.Generator for torch input_ids, got {type(generator).__name__} "
             "(torch.Generator().manual_seed(seed))"
         )
-    if not is_torch(maskable):
-        raise TypeError("expected maskable to be a torch tensor like input_ids, got a numpy array")
-    shape = tuple(input_ids.shape)
-    device = input_ids.device
-    probability = torch.full(shape, select_prob, device=device).masked_fill_(~maskable, 0.0)
-    selected = torch.bernoulli(probability, generator=generator).bool()
-    labels = torch.where(selected, input_ids, IGNORE_INDEX).long()
-    replaced = torch.bernoulli(torch.full(shape, mask_prob, device=device), generator=generator).bool() & selected
-    masked = input_ids.masked_fill(replaced, mask_token_id)
-    if mask_prob < 1 and random_prob > 0:
-        scaled = random_prob / (1 - mask_prob)
-        randomized = (
-            torch.bernoulli(torch.full(shape, scaled, device=device), generator=generator).bool() & selected & ~replaced
-        )
-        random_ids = torch.randint(vocab_size, shape, dtype=input_ids.dtype, device=device, generator=generator)
-        masked = torch.where(randomized, random_ids, masked)
-    return masked, labels
+    return (
+        lambda probability: torch.bernoulli(probability, generator=generator).bool(),
+        lambda vocab_size, shape, like: torch.randint(vocab_size, shape, dtype=like.dtype, device=like.device,
+                                                      generator=generator),
+    )

@@ -1,7 +1,7 @@
 """Checker of lesson 05's masked-language-model masking: ``mlm_mask(input_ids, maskable, mask_token_id,
 vocab_size, generator) -> (masked_ids, labels)``, torch tensors.
 
-The reference is :func:`course_utils.masking.mlm_mask` (its torch path): each maskable position
+The reference is :func:`course_utils.masking.mlm_mask` (with a torch generator): each maskable position
 is chosen with probability 0.15; a chosen one becomes ``[MASK]`` with probability 0.8, a random
 id of ``[0, vocab_size)`` with probability 0.1, and stays as it is otherwise; the labels hold the
 original id at the chosen positions and -100 elsewhere; the input is not changed; all the
