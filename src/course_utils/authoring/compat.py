@@ -42,7 +42,7 @@ PYPROJECT = ROOT / "pyproject.toml"
 WORK = ROOT / "_build" / "compat"
 TORCH = "torch==2.13.0"
 # What nbval needs to run the lessons; not part of what is tested, so left to resolve freely.
-TOOLS = ("nbval>=0.11,<0.12", "pytest", "ipykernel")
+TOOLS = ("nbval>=0.11,<0.12", "pytest", "pytest-xdist", "ipykernel")
 # Packages whose installed versions the report shows.
 SHOWN = ("numpy", "torch", "transformers", "tokenizers", "safetensors", "plotly", "ipywidgets", "tqdm",
          "huggingface-hub")
@@ -196,11 +196,13 @@ def installed_versions(folder: Path) -> dict[str, str]:
 def run_lessons(result: Result, folder: Path, lessons: list[Path]) -> Result:
     """nbval, lax, on every lesson in the venv of ``folder``; fills ``result.cells`` and ``failures``."""
     report = folder / "junit.xml"
+    # two lessons at a time, the last (longest) first, waiting threads asleep: as `make test` runs them
     command = [str(folder / "bin" / "python"), "-m", "pytest", "--nbval-lax", "--nbval-current-env",
                "--nbval-cell-timeout=600", "-p", "no:cacheprovider", "-q", f"--junitxml={report}",
-               *[str(p.with_suffix(".ipynb").relative_to(ROOT)) for p in lessons]]
+               "-n", "2", "--dist", "loadfile",
+               *[str(p.with_suffix(".ipynb").relative_to(ROOT)) for p in sorted(lessons, reverse=True)]]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONHASHSEED="0",
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONHASHSEED="0", OMP_WAIT_POLICY="PASSIVE",
                PYDEVD_DISABLE_FILE_VALIDATION="1", PATH=f"{folder / 'bin'}{os.pathsep}{env.get('PATH', '')}")
     start = time.perf_counter()
     run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
