@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import time
 from pathlib import Path
@@ -204,14 +205,21 @@ def _classifier_from(student, seed: int):
 WORKERS = 2
 
 
+@functools.cache
+def _worker_data():
+    """``(tokenizer, {"train": ..., "test": ...})``, loaded and encoded once per worker process
+    (3.5 s each time) and read, never changed, by each of its runs."""
+    tokenizer = tokenization.load_bundled_tokenizer()
+    return tokenizer, {s: training.encode(data.corpus(s), tokenizer) for s in ("train", "test")}
+
+
 def _plateau_run(schedule: str, seed: int) -> dict:
     """One run of the plateau stage, in a worker process on one thread: the bundled student
     fine-tuned with lesson 08's recipe under ``schedule`` and ``seed``."""
     import torch
 
     torch.set_num_threads(1)  # as lesson 08 runs it: the seed-0 run is the lesson's live run, to the bit
-    tokenizer = tokenization.load_bundled_tokenizer()
-    splits = {s: training.encode(data.corpus(s), tokenizer) for s in ("train", "test")}
+    tokenizer, splits = _worker_data()
     classifier = _classifier_from(models.load_bundled("student"), seed)
     history = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=False,
                                         **dict(models.STANDARD_FINE_TUNING, seed=seed, **models.PLATEAU_SCHEDULES[schedule]))
@@ -223,13 +231,18 @@ def _plateau_run(schedule: str, seed: int) -> dict:
     }
 
 
-def in_workers(run, jobs: list[tuple], workers: int = WORKERS) -> list:
-    """``[run(*job) for job in jobs]``, computed by ``workers`` fresh processes (spawned, so that no
-    state of this process, such as its torch threads or random generators, reaches them)."""
+def worker_pool(count: int = WORKERS):
+    """A pool of ``count`` fresh processes (spawned, so that no state of this process, such as its
+    torch threads or random generators, reaches them)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    return ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("spawn"))
+
+
+def in_workers(run, jobs: list[tuple], workers: int = WORKERS) -> list:
+    """``[run(*job) for job in jobs]``, computed by a :func:`worker_pool` of ``workers`` processes."""
+    with worker_pool(workers) as pool:
         return list(pool.map(run, *zip(*jobs)))
 
 
@@ -245,21 +258,24 @@ def _build_plateau(tokenizer, splits, progress: bool) -> dict:
 
 
 def _build_task_distillation(tokenizer, splits, progress: bool) -> dict:
-    """Lesson 07's few-label experiment: the MLM-only student is trained here (one thread), then the
-    runs (labelled sentences x seeds x methods), which do not depend on one another, in workers."""
+    """Lesson 07's few-label experiment: the runs (labelled sentences x seeds x methods), which do not
+    depend on one another, in workers; the MLM-only student that the "no distillation" runs start
+    from is trained in one of them (one thread) while the other starts on the distilled runs."""
     import tempfile
 
     import torch
 
-    mlm_only, _ = models.train_student("no distillation (MLM only)", 0, models.load_bundled("teacher"), tokenizer,
-                                       splits["train"], progress=progress)  # on STAGE_THREADS' one thread
     with torch.inference_mode():
         teacher_accuracy = training.accuracy(models.load_bundled("teacher-sentiment"), splits["test"],
                                              tokenizer.pad_token_id)
-    with tempfile.TemporaryDirectory() as folder:
-        models.save(mlm_only, Path(folder))
+    with tempfile.TemporaryDirectory() as folder, worker_pool() as pool:
         jobs = [(n, seed, method, folder) for n in models.LABELLED for seed in models.TASK_SEEDS for method in models.TASK_METHODS]
-        runs = in_workers(_task_distillation_run, jobs)
+        mlm_only = pool.submit(_train_mlm_only, folder)
+        later = [job for job in jobs if job[2] == "no distillation"]
+        futures = {job: pool.submit(_task_distillation_run, *job) for job in jobs if job not in later}
+        mlm_only.result()
+        futures.update({job: pool.submit(_task_distillation_run, *job) for job in later})
+        runs = [futures[job].result() for job in jobs]
     return {
         "fine_tuning": dict(models.TASK_FINE_TUNING),
         "distillation": dict(models.TASK_DISTILLATION),
@@ -268,6 +284,18 @@ def _build_task_distillation(tokenizer, splits, progress: bool) -> dict:
         "workers": WORKERS,
         "runs": runs,
     }
+
+
+def _train_mlm_only(folder: str) -> None:
+    """The few-label experiment's MLM-only student (seed 0), in a worker process on one thread,
+    saved in ``folder``."""
+    import torch
+
+    torch.set_num_threads(1)
+    tokenizer, splits = _worker_data()
+    mlm_only, _ = models.train_student("no distillation (MLM only)", 0, models.load_bundled("teacher"), tokenizer,
+                                       splits["train"], progress=False)
+    models.save(mlm_only, Path(folder))
 
 
 def _task_distillation_run(labelled: int, seed: int, method: str, mlm_only_folder: str) -> dict:
@@ -280,9 +308,8 @@ def _task_distillation_run(labelled: int, seed: int, method: str, mlm_only_folde
     from .. import distill
 
     torch.set_num_threads(1)
-    tokenizer = tokenization.load_bundled_tokenizer()
+    tokenizer, splits = _worker_data()
     pad_id = tokenizer.pad_token_id
-    splits = {s: training.encode(data.corpus(s), tokenizer) for s in ("train", "test")}
     sentences = training.subset(splits["train"], labelled, seed)
     objective = None
     if method.endswith("task-specific"):
