@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -213,6 +214,44 @@ def test_independent_runs_come_back_in_the_order_of_their_jobs():
     """make assets spreads independent runs over worker processes; the results keep the jobs' order
     (the plateau stage's report lists its runs schedule by schedule, seed by seed)."""
     assert assets.in_workers(pow, [(2, 10), (3, 3), (5, 2), (7, 1)], workers=2) == [1024, 27, 25, 7]
+
+
+def test_few_label_runs_wait_for_the_mlm_only_student_only_when_they_start_from_it(monkeypatch):
+    """The few-label stage trains its MLM-only student in a worker beside the distilled runs: a "no
+    distillation" run starts only once that student is saved, the others do not wait, and the report
+    lists the runs in the order of their jobs."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    distilled = sum(method != "no distillation" for method in models.TASK_METHODS) * len(models.LABELLED) * len(
+        models.TASK_SEEDS)
+    all_distilled_ran = threading.Semaphore(0)
+
+    def train_mlm_only(folder):
+        # the student takes as long as every distilled run: the other worker runs them meanwhile
+        for _ in range(distilled):
+            assert all_distilled_ran.acquire(timeout=5), "the distilled runs waited for the MLM-only student"
+        (Path(folder) / "model.safetensors").write_text("")
+
+    def run(labelled, seed, method, folder):
+        if method == "no distillation":
+            assert (Path(folder) / "model.safetensors").exists(), "a no-distillation run started before its student"
+        else:
+            all_distilled_ran.release()
+        return {"labelled": labelled, "method": method, "seed": seed}
+
+    monkeypatch.setattr(assets, "worker_pool", lambda: ThreadPoolExecutor(max_workers=2))
+    monkeypatch.setattr(assets, "_train_mlm_only", train_mlm_only)
+    monkeypatch.setattr(assets, "_task_distillation_run", run)
+    monkeypatch.setattr(assets.models, "load_bundled", lambda name: None)
+    monkeypatch.setattr(assets.training, "accuracy", lambda *a: 0.5)
+
+    class Tokenizer:
+        pad_token_id = 0
+
+    result = assets._build_task_distillation(Tokenizer(), {"test": None}, progress=False)
+    expected = [(n, seed, method) for n in models.LABELLED for seed in models.TASK_SEEDS for method in models.TASK_METHODS]
+    assert [(r["labelled"], r["seed"], r["method"]) for r in result["runs"]] == expected
 
 
 def test_a_classifier_from_a_student_draws_its_head_from_the_seed_and_reports_nothing(capfd, caplog):
