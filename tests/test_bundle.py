@@ -121,3 +121,38 @@ def test_a_file_given_as_the_folder_is_refused(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(NotADirectoryError, match="expected a folder"):
         bundle.check_writable(tmp_path / "f", ["a"], what="x")
+
+
+def test_files_recorded_at_the_same_moment_are_all_kept_and_readers_never_see_half_a_manifest(copied_bundle):
+    """make assets' two workers may record their models at the same moment, while others verify."""
+    import json
+    import threading
+
+    files = []
+    for i in range(8):
+        (copied_bundle / f"extra{i}").mkdir()
+        files.append(copied_bundle / f"extra{i}" / "model.safetensors")
+        files[-1].write_text(f"weights {i}")
+    errors, start = [], threading.Barrier(len(files) + 1)
+
+    def write(path):
+        start.wait()
+        for _ in range(30):
+            bundle.record([path])
+
+    def read():
+        start.wait()
+        for _ in range(300):
+            try:
+                json.loads(bundle.MANIFEST.read_text())
+            except ValueError as error:  # a manifest read half-written
+                errors.append(error)
+
+    threads = [threading.Thread(target=write, args=(path,)) for path in files] + [threading.Thread(target=read)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    manifest = bundle._manifest()
+    assert all(manifest[f"extra{i}/model.safetensors"] == bundle.sha256(path) for i, path in enumerate(files))
+    assert errors == [] and not list(copied_bundle.glob(".manifest.json*"))

@@ -135,10 +135,13 @@ def test_the_readme_states_make_assets_time_as_the_report_measured_it():
 
     from course_utils.authoring.lessons import ROOT
 
-    stated = re.search(r"`timings_s`, (\d+) minutes in all", (ROOT / "README.md").read_text(encoding="utf-8"))
+    stated = re.search(r"`rebuild_s`, (\d+) minutes in all", (ROOT / "README.md").read_text(encoding="utf-8"))
     assert stated, "README.md no longer states make assets' time in the form this test reads"
-    assert int(stated.group(1)) == round(sum(models.report()["timings_s"].values()) / 60)
-    assert models.report()["threads"] == assets.STAGE_THREADS
+    rebuilt = models.report()["rebuild_s"]
+    assert rebuilt["stages"] == list(assets.STAGES), "the report's last rebuild was not a full one"
+    assert int(stated.group(1)) == round(rebuilt["wall"] / 60)
+    assert models.report()["threads"] == {**assets.STAGE_THREADS,
+                                          "students: the bundled one (distilled, seed 0)": assets.BUNDLED_STUDENT_THREADS}
 
 
 def test_the_report_holds_the_plateau_runs_of_lesson_08():
@@ -160,6 +163,12 @@ def test_the_report_holds_every_regime_method_and_seed_of_lesson_07s_task_distil
     assert task["fine_tuning"] == models.TASK_FINE_TUNING and task["distillation"] == models.TASK_DISTILLATION
 
 
+def _thread_pool():
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=assets.WORKERS)
+
+
 def test_rebuild_runs_only_the_stages_asked_and_times_each(monkeypatch, tmp_path):
     import json
 
@@ -167,91 +176,97 @@ def test_rebuild_runs_only_the_stages_asked_and_times_each(monkeypatch, tmp_path
     report.write_text(json.dumps({"kept": 1, "timings_s": {"teacher": 9.0}}))
     monkeypatch.setattr(models, "REPORT", report)
     monkeypatch.setattr(assets.bundle, "record", lambda paths: None)
-    monkeypatch.setattr(assets, "_build_teacher", lambda *a: {"teacher_parameters": 5})
-    monkeypatch.setattr(assets, "_build_sweep", lambda *a: {"runs": []})
-    monkeypatch.setattr(assets, "_build_students", lambda *a: pytest.fail("students was not asked for"))
-    result = assets.rebuild(["teacher", "sweep"], progress=False)
-    assert result["kept"] == 1 and result["teacher_parameters"] == 5 and result["lr_sweep"] == {"runs": []}
+    monkeypatch.setattr(assets, "worker_pool", _thread_pool)
+    monkeypatch.setattr(assets, "_teacher", lambda: {"teacher_parameters": 5})
+    monkeypatch.setattr(assets, "_sweep_run", lambda lr: {"lr": lr})
+    monkeypatch.setattr(assets, "_student", lambda *a: pytest.fail("students was not asked for"))
+    result = assets.rebuild(["sweep", "teacher"], progress=False)
+    assert result["kept"] == 1 and result["teacher_parameters"] == 5
+    assert [r["lr"] for r in result["lr_sweep"]["runs"]] == list(models.LR_SWEEP)  # in the order of the sweep
     assert set(result["timings_s"]) == {"teacher", "sweep"} and result["timings_s"]["teacher"] < 9.0
+    assert result["rebuild_s"]["stages"] == ["teacher", "sweep"] and result["rebuild_s"]["wall"] < 9.0
     assert json.loads(report.read_text()) == result
     with pytest.raises(ValueError, match="expected stages among"):
         assets.rebuild(["teachers"])
 
 
-def test_each_stage_trains_on_its_recipes_thread_count_whatever_the_machine(monkeypatch, tmp_path):
-    """A run's bits depend on torch's thread count, so each stage sets the count its bundled files
-    were built with (the teacher's one thread on a 2-core machine, which would default to two)."""
-    import torch
-
+def test_every_job_trains_on_its_recipes_thread_count_whatever_the_machine(monkeypatch, tmp_path):
+    """A run's bits depend on torch's thread count, so each job sets the count its bundled files were
+    built with (the teacher's one thread on a 2-core machine, which would default to two)."""
     assert set(assets.STAGE_THREADS) == set(assets.STAGES) - {"tokenizer"}
+    planned = assets.plan(assets.STAGES, str(tmp_path))
+    bundled_student = assets._student_job("distilled", 0)
+    for job in planned:
+        expected = assets.BUNDLED_STUDENT_THREADS if job.name == bundled_student else assets.STAGE_THREADS[job.stage]
+        assert job.threads == expected, job.name
+    # the bundled models keep the thread counts they were built with: the same files, bit for bit
+    assert assets.STAGE_THREADS["teacher"] == 1 and assets.STAGE_THREADS["teacher-sentiment"] == 2
+    assert assets.BUNDLED_STUDENT_THREADS == 2
     monkeypatch.setattr(models, "REPORT", tmp_path / "report.json")
     monkeypatch.setattr(assets.bundle, "record", lambda paths: None)
-    seen = {}
-    for stage, name in (("teacher", "_build_teacher"), ("students", "_build_students")):
-        monkeypatch.setattr(assets, name, lambda *a, stage=stage: seen.setdefault(stage, torch.get_num_threads()) and {})
+    monkeypatch.setattr(assets, "worker_pool", _thread_pool)
+    monkeypatch.setattr(assets, "_teacher", lambda: {"threads seen": torch.get_num_threads()})
     before = torch.get_num_threads()
     torch.set_num_threads(3)
     try:
-        result = assets.rebuild(["teacher", "students"], progress=False)
+        result = assets.rebuild(["teacher"], progress=False)
         assert torch.get_num_threads() == 3  # restored
     finally:
         torch.set_num_threads(before)
-    assert seen == {"teacher": 1, "students": 2}
-    assert result["threads"] == assets.STAGE_THREADS and "torch_threads" not in result
+    assert result["threads seen"] == 1
+    assert result["threads"]["students: the bundled one (distilled, seed 0)"] == 2 and "torch_threads" not in result
 
 
-def test_threads_restores_the_count_when_the_stage_fails():
-    import torch
-
-    before = torch.get_num_threads()
-    with pytest.raises(RuntimeError), assets.threads(1):
-        assert torch.get_num_threads() == 1
-        raise RuntimeError("a stage failed")
-    assert torch.get_num_threads() == before
+def _after(planned):
+    return {job.name: set(job.after) for job in planned}
 
 
-def test_independent_runs_come_back_in_the_order_of_their_jobs():
-    """make assets spreads independent runs over worker processes; the results keep the jobs' order
-    (the plateau stage's report lists its runs schedule by schedule, seed by seed)."""
-    assert assets.in_workers(pow, [(2, 10), (3, 3), (5, 2), (7, 1)], workers=2) == [1024, 27, 25, 7]
+def test_what_needs_no_teacher_is_planned_to_run_beside_its_pre_training(tmp_path):
+    """The teacher pre-trains on one thread: the MLM-only students and the few-label runs that start
+    from them wait for nothing else, so the second worker runs them meanwhile."""
+    planned = assets.plan(assets.STAGES, str(tmp_path))
+    after = _after(planned)
+    assert planned[0].name == "teacher" and after["teacher"] == set()
+    mlm_only = {assets._student_job(assets.MLM_ONLY, seed) for seed in models.STUDENT_SEEDS}
+    assert all(after[name] == set() for name in mlm_only)
+    first_mlm_only = assets._student_job(assets.MLM_ONLY, 0)
+    bundled_student = assets._student_job("distilled", 0)
+    for n in models.LABELLED:
+        for seed in models.TASK_SEEDS:
+            assert after[f"few-label {n} 'no distillation' seed {seed}"] == {first_mlm_only}
+            assert after[f"few-label {n} 'general distillation' seed {seed}"] == {bundled_student}
+            assert after[f"few-label {n} 'general + task-specific' seed {seed}"] == {bundled_student, "teacher-sentiment"}
+    teacher_free = mlm_only | {"teacher", "bag of words"} | {n for n in after if "no distillation" in n}
+    assert all(after[name] for name in after if name not in teacher_free)  # the others wait for a model
+    # the few-label "no distillation" runs start from the students stage's MLM-only student of seed 0
+    saving = [job for job in planned if job.function is assets._student and job.args[2] is not None]
+    assert [job.name for job in saving] == [first_mlm_only] and saving[0].args[2] == str(tmp_path)
+    short_last = planned[-2 * len(models.LABELLED) * len(models.TASK_SEEDS):]  # the short runs end the list
+    assert all(job.function is assets._task_distillation_run for job in short_last)
 
 
-def test_few_label_runs_wait_for_the_mlm_only_student_only_when_they_start_from_it(monkeypatch):
-    """The few-label stage trains its MLM-only student in a worker beside the distilled runs: a "no
-    distillation" run starts only once that student is saved, the others do not wait, and the report
-    lists the runs in the order of their jobs."""
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
+@pytest.mark.parametrize("stages", [["task-distillation"], ["sweep"], ["students", "plateau"], ["teacher-sentiment"]])
+def test_a_stage_rebuilt_alone_waits_only_for_what_this_rebuild_makes(stages, tmp_path):
+    planned = assets.plan(stages, str(tmp_path))
+    assert {job.stage for job in planned} == set(stages)
+    names = {job.name for job in planned}
+    assert all(set(job.after) <= names for job in planned)
+    if stages == ["task-distillation"]:  # its MLM-only student, trained and saved, not fine-tuned
+        mlm_only = [job for job in planned if job.function is assets._student]
+        assert len(mlm_only) == 1 and mlm_only[0].args == (assets.MLM_ONLY, 0, str(tmp_path), False)
+    if stages == ["sweep"]:
+        assert all(job.after == () for job in planned)  # the bundled student is there already
 
-    distilled = sum(method != "no distillation" for method in models.TASK_METHODS) * len(models.LABELLED) * len(
-        models.TASK_SEEDS)
-    all_distilled_ran = threading.Semaphore(0)
 
-    def train_mlm_only(folder):
-        # the student takes as long as every distilled run: the other worker runs them meanwhile
-        for _ in range(distilled):
-            assert all_distilled_ran.acquire(timeout=5), "the distilled runs waited for the MLM-only student"
-        (Path(folder) / "model.safetensors").write_text("")
-
-    def run(labelled, seed, method, folder):
-        if method == "no distillation":
-            assert (Path(folder) / "model.safetensors").exists(), "a no-distillation run started before its student"
-        else:
-            all_distilled_ran.release()
-        return {"labelled": labelled, "method": method, "seed": seed}
-
-    monkeypatch.setattr(assets, "worker_pool", lambda: ThreadPoolExecutor(max_workers=2))
-    monkeypatch.setattr(assets, "_train_mlm_only", train_mlm_only)
-    monkeypatch.setattr(assets, "_task_distillation_run", run)
-    monkeypatch.setattr(assets.models, "load_bundled", lambda name: None)
-    monkeypatch.setattr(assets.training, "accuracy", lambda *a: 0.5)
-
-    class Tokenizer:
-        pad_token_id = 0
-
-    result = assets._build_task_distillation(Tokenizer(), {"test": None}, progress=False)
-    expected = [(n, seed, method) for n in models.LABELLED for seed in models.TASK_SEEDS for method in models.TASK_METHODS]
-    assert [(r["labelled"], r["seed"], r["method"]) for r in result["runs"]] == expected
+def test_an_mlm_only_student_reads_only_the_teachers_sizes(tokenizer):
+    """The MLM-only students train while the teacher does, from a teacher of the same sizes that was
+    never trained: the same student, bit for bit, as from the bundled teacher."""
+    train = training.encode(data.corpus("train")[:256], tokenizer)
+    untrained = BertForMaskedLM(models.teacher_config(tokenizer))
+    students = [models.train_student(assets.MLM_ONLY, 0, teacher, tokenizer, train, steps=2, progress=False)[0]
+                for teacher in (untrained, models.load_bundled("teacher"))]
+    first, second = (student.state_dict() for student in students)
+    assert first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
 
 
 def test_a_classifier_from_a_student_draws_its_head_from_the_seed_and_reports_nothing(capfd, caplog):

@@ -13,8 +13,10 @@ target is ever deleted; a target that holds other files is refused.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -57,8 +59,30 @@ def record(paths: Sequence[Path]) -> None:
     """Write the sha256 of each bundled file of ``paths`` into the manifest (files outside the bundle are skipped)."""
     entries = {key: sha256(path) for path in paths if (key := _key(path)) is not None}
     if entries:
-        manifest = {**_manifest(), **entries}
-        MANIFEST.write_text(json.dumps(dict(sorted(manifest.items())), indent=1) + "\n")
+        with _manifest_lock():  # make assets' two workers may record files at the same moment
+            manifest = {**_manifest(), **entries}
+            text = json.dumps(dict(sorted(manifest.items())), indent=1) + "\n"
+            partial = MANIFEST.with_name(f".{MANIFEST.name}.{os.getpid()}")
+            partial.write_text(text)
+            os.replace(partial, MANIFEST)  # whole or not at all, for a loader reading it meanwhile
+
+
+@contextlib.contextmanager
+def _manifest_lock():
+    """Within: no other process records into the manifest (a lock file in the temporary folder;
+    no lock where ``fcntl`` is missing, on Windows, where the course's models are not rebuilt)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    name = hashlib.sha256(str(MANIFEST.resolve()).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"course_utils-manifest-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def record_all() -> dict[str, str]:
