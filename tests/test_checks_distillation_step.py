@@ -20,13 +20,15 @@ from tests.checker_cases import stub as _stub
 PASS = "✓ distillation_step: all 3 cases pass.\n"
 
 
-def _step(*, teacher_eval=True, no_grad=True, student_train=True, read="masked", ce="right", cos="right",
-          total="weighted", backward="total", clip=True, zero_grad=True, steps=1, returned="dict"):  # fmt: skip
+def _step(*, teacher_eval=True, no_grad=True, student_train=True, read="masked", teacher_reads="the same",
+          student_mask=True, ce="right", cos="right", total="weighted", backward="total", clip=True,
+          zero_grad="first", set_to_none=True, steps=1, returned="dict"):  # fmt: skip
     """A distillation_step written out by hand, with one mistake switched on."""
 
     def distillation_step(teacher, student, batch, optimizer, alphas, temperature, max_norm):
         input_ids, attention_mask, masked_ids, labels = batch
         ids = masked_ids if read == "masked" else input_ids
+        teacher_ids = input_ids if teacher_reads == "unmasked" else ids
         if teacher_eval:
             teacher.eval()
         if student_train:
@@ -34,15 +36,23 @@ def _step(*, teacher_eval=True, no_grad=True, student_train=True, read="masked",
         T = temperature
         if no_grad:
             with torch.no_grad():
-                t = teacher(input_ids=ids, attention_mask=attention_mask, output_hidden_states=True)
+                t = teacher(input_ids=teacher_ids, attention_mask=attention_mask, output_hidden_states=True)
         else:
-            t = teacher(input_ids=ids, attention_mask=attention_mask, output_hidden_states=True)
-        s = student(input_ids=ids, attention_mask=attention_mask, output_hidden_states=True)
+            t = teacher(input_ids=teacher_ids, attention_mask=attention_mask, output_hidden_states=True)
+        if student_mask:
+            s = student(input_ids=ids, attention_mask=attention_mask, output_hidden_states=True)
+        else:
+            s = student(input_ids=ids, output_hidden_states=True)
         real = attention_mask.bool()
         rows = (labels != -100) if ce == "masked only" else real
         s_logits, t_logits = s.logits[rows], t.logits[rows]  # (N, V)
         if ce == "right" or ce == "masked only":
             l_ce = F.kl_div(F.log_softmax(s_logits / T, -1), F.softmax(t_logits / T, -1), reduction="batchmean") * T**2
+        elif ce == "T squared twice":
+            l_ce = F.kl_div(F.log_softmax(s_logits / T, -1), F.softmax(t_logits / T, -1), reduction="batchmean") * T**2
+            l_ce = l_ce * T**2
+        elif ce == "mean over all entries":
+            l_ce = F.kl_div(F.log_softmax(s_logits / T, -1), F.softmax(t_logits / T, -1), reduction="mean") * T**2
         elif ce == "no T squared":
             l_ce = F.kl_div(F.log_softmax(s_logits / T, -1), F.softmax(t_logits / T, -1), reduction="batchmean")
         elif ce == "teacher only softened":
@@ -59,12 +69,16 @@ def _step(*, teacher_eval=True, no_grad=True, student_train=True, read="masked",
         else:
             similarity = F.cosine_similarity(s_hidden[real], t_hidden[real], dim=-1)
         l_cos = similarity.mean() if cos == "similarity" else (1 - similarity).mean()
+        if cos == "sign flipped":
+            l_cos = (similarity - 1).mean()
         weighted = alphas["ce"] * l_ce + alphas["mlm"] * l_mlm + alphas["cos"] * l_cos
         plain = l_ce + l_mlm + l_cos
         l_total = weighted if total == "weighted" else plain
-        if zero_grad:
+        if zero_grad == "first":
             optimizer.zero_grad()
         (l_total if backward == "total" else plain).backward()
+        if zero_grad == "between":
+            optimizer.zero_grad(set_to_none=set_to_none)
         if clip:
             torch.nn.utils.clip_grad_norm_(student.parameters(), max_norm)
         for _ in range(steps):
@@ -122,7 +136,29 @@ WRONG = {
     "unweighted total": (_step(total="plain"), "plain sum of the terms"),
     "unweighted backward": (_step(backward="plain"), "backward on the weighted total"),
     "no clipping": (_step(clip=False), "clip the gradients' norm to max_norm"),
-    "no zero_grad": (_step(zero_grad=False), "call 1 was right.*zero_grad"),
+    "no zero_grad": (_step(zero_grad="never"), "call 1 was right.*zero_grad"),
+    "zero_grad between backward and step": (
+        _step(zero_grad="between"),
+        "did not move.*zero_grad\\(\\) between backward and step",
+    ),
+    "zero_grad(set_to_none=False) between backward and step": (
+        _step(zero_grad="between", set_to_none=False),
+        "did not move.*zero_grad\\(\\) between backward and step",
+    ),
+    "the student without the attention mask": (
+        _step(student_mask=False),
+        "student ran without the attention mask.*attention_mask=",
+    ),
+    "the teacher fed the unmasked ids": (
+        _step(teacher_reads="unmasked"),
+        "teacher read the original input_ids.*the student's masked_ids",
+    ),
+    "T squared applied twice": (_step(ce="T squared twice"), "multiplied by T² twice.*already includes"),
+    "KL with mean reduction over all entries": (
+        _step(ce="mean over all entries"),
+        "reduction='mean'.*every entry.*batchmean",
+    ),
+    "cosine loss with its sign flipped": (_step(cos="sign flipped"), "sign flipped.*1 − cos.*away from"),
     "two steps": (_step(steps=2), "stepped 2 times.*exactly once"),
     "a list returned": (_step(returned="list"), "no readable losses.*return the four losses"),
 }

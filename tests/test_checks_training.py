@@ -4,7 +4,8 @@ Every correct version passes (F.cross_entropy or nn.CrossEntropyLoss or log_soft
 zero_grad first or after the step, set_to_none or not, a returned numpy float); each wrong version
 a learner writes (no zero_grad, no model.train(), model.eval(), a detached loss, no step, two steps,
 its own optimiser, the tensor returned, a summed loss, the loss after the update, gradient ascent,
-zero_grad between backward and step, no_grad around the forward) is rejected with the hint that
+zero_grad between backward and step, no_grad around the forward, backward called twice, with or
+without retain_graph) is rejected with the hint that
 names its mistake; the stub prints one line; the reference's losses go down on every case.
 """
 
@@ -70,7 +71,8 @@ def test_check_train_step_accepts_correct_implementations(implementation, capsys
 
 
 def _step(*, train=True, zero=True, detach=False, steps=1, returned="item", reduction="mean", sign=1.0,
-          zero_between=False, no_grad=False, own_optimizer=False, eval_mode=False):  # fmt: skip
+          zero_between=False, no_grad=False, own_optimizer=False, eval_mode=False, backwards=1,
+          retain_graph=False):  # fmt: skip
     """A train_step with one mistake switched on."""
 
     def train_step(model, batch, optimizer):
@@ -89,7 +91,9 @@ def _step(*, train=True, zero=True, detach=False, steps=1, returned="item", redu
         else:
             logits = model(inputs)
         loss = sign * F.cross_entropy(logits, targets, reduction=reduction)
-        (loss.detach().requires_grad_() if detach else loss).backward()
+        (loss.detach().requires_grad_() if detach else loss).backward(retain_graph=retain_graph)
+        for _ in range(backwards - 1):
+            loss.backward()
         if zero_between:
             optimizer.zero_grad()
         for _ in range(steps):
@@ -128,6 +132,15 @@ WRONG = {
     "the loss after the update returned": (_step(returned="after"), "before that update.*not a loss recomputed"),
     "gradient ascent": (_step(sign=-1.0), "the loss went up"),
     "zero_grad between backward and step": (_step(zero_between=True), "did not change.*zero_grad\\(\\) between"),
+    "backward called twice": (
+        _step(backwards=2),
+        "raised RuntimeError.*backward through the graph a second time.*"
+        "Hint: loss.backward\\(\\) ran twice.*once per step",
+    ),
+    "backward called twice, the graph retained": (
+        _step(backwards=2, retain_graph=True),
+        "twice the gradient.*loss.backward\\(\\) ran twice.*once per step",
+    ),
 }
 
 

@@ -117,47 +117,70 @@ class StepObserved:
     off_by: list = field(default_factory=list)  # largest difference from the reference's student weights
     variants: dict = field(default_factory=dict)  # the terms of common wrong versions, first call
     off_by_variant: dict = field(default_factory=dict)  # the weights of common wrong updates, first call
+    unmoved: bool = False  # call 1 left the student where it was, or where zero gradients take it
 
 
 def _variants(teacher, student, batch, setting: StepSetting) -> dict[str, dict[str, float]]:
     """The losses that common wrong versions give on the first call (same dropout draws)."""
     T, (input_ids, attention_mask, masked, labels) = setting.temperature, batch
-    found = {}
-    for name, ids in (("masked", masked), ("unmasked", input_ids)):
+
+    def run(teacher_ids, student_ids, student_mask=True):
         probe = copy.deepcopy(student).train()
         torch.manual_seed(setting.seed + 1)
         with torch.no_grad():
-            t = teacher.eval()(input_ids=ids, attention_mask=attention_mask, output_hidden_states=True)
-            s = probe(input_ids=ids, attention_mask=attention_mask, output_hidden_states=True)
+            t = teacher.eval()(input_ids=teacher_ids, attention_mask=attention_mask, output_hidden_states=True)
+            s = probe(input_ids=student_ids, attention_mask=attention_mask if student_mask else None,
+                      output_hidden_states=True)  # fmt: skip
             loss = distill.triple_loss(s.logits, t.logits, s.hidden_states[-1], t.hidden_states[-1], labels,
                                        attention_mask, alphas=setting.alpha_dict, temperature=T)  # fmt: skip
-        if name == "unmasked":
-            found["unmasked"] = {"mlm": loss.mlm.item(), "ce": loss.ce.item()}
-            continue
-        real = attention_mask.bool()
-        s_rows, t_rows = s.logits[real], t.logits[real]
-        ce = loss.ce.item()
-        masked_rows = labels != masking.IGNORE_INDEX
-        found["ce"] = {
-            "no T²": ce / T**2,
-            "T instead of T²": ce / T,
-            "no temperature": distill.distillation_loss(s_rows, t_rows, 1.0).item(),
-            "no temperature, T²": distill.distillation_loss(s_rows, t_rows, 1.0).item() * T**2,
-            "teacher softened only": float(F.kl_div(F.log_softmax(s_rows, -1), F.log_softmax(t_rows / T, -1),
-                                                    reduction="batchmean", log_target=True)) * T**2,
-            "student softened only": float(F.kl_div(F.log_softmax(s_rows / T, -1), F.log_softmax(t_rows, -1),
-                                                    reduction="batchmean", log_target=True)) * T**2,
-            "reversed": float(kl_rows(F.log_softmax(s_rows / T, -1), F.log_softmax(t_rows / T, -1)).mean()) * T**2,
-            "masked positions only": distill.distillation_loss(s.logits[masked_rows], t.logits[masked_rows], T).item(),
-        }  # fmt: skip
-        width = s.hidden_states[-1].shape[-1]
-        found["cos"] = {
-            "similarity": 1 - loss.cos.item(),
-            "padding included": distill.cosine_loss(s.hidden_states[-1].reshape(-1, width),
-                                                    t.hidden_states[-1].reshape(-1, width)).item(),
-            "logits": distill.cosine_loss(s_rows, t_rows).item(),
-        }  # fmt: skip
+        return s, t, loss
+
+    found = {}
+    for name, (teacher_ids, student_ids, student_mask) in {
+        "unmasked": (input_ids, input_ids, True),  # both models read the original ids
+        "teacher unmasked": (input_ids, masked, True),  # only the teacher does
+        "student without mask": (masked, masked, False),  # the student attends to the padding
+    }.items():  # fmt: skip
+        loss = run(teacher_ids, student_ids, student_mask)[2]
+        found[name] = {"mlm": loss.mlm.item(), "ce": loss.ce.item()}
+    s, t, loss = run(masked, masked)
+    real = attention_mask.bool()
+    s_rows, t_rows = s.logits[real], t.logits[real]
+    ce = loss.ce.item()
+    masked_rows = labels != masking.IGNORE_INDEX
+    found["ce"] = {
+        "no T²": ce / T**2,
+        "T instead of T²": ce / T,
+        "T² twice": ce * T**2,
+        "mean over all entries": ce / s_rows.shape[-1],  # reduction="mean" also divides by V
+        "no temperature": distill.distillation_loss(s_rows, t_rows, 1.0).item(),
+        "no temperature, T²": distill.distillation_loss(s_rows, t_rows, 1.0).item() * T**2,
+        "teacher softened only": float(F.kl_div(F.log_softmax(s_rows, -1), F.log_softmax(t_rows / T, -1),
+                                                reduction="batchmean", log_target=True)) * T**2,
+        "student softened only": float(F.kl_div(F.log_softmax(s_rows / T, -1), F.log_softmax(t_rows, -1),
+                                                reduction="batchmean", log_target=True)) * T**2,
+        "reversed": float(kl_rows(F.log_softmax(s_rows / T, -1), F.log_softmax(t_rows / T, -1)).mean()) * T**2,
+        "masked positions only": distill.distillation_loss(s.logits[masked_rows], t.logits[masked_rows], T).item(),
+    }  # fmt: skip
+    width = s.hidden_states[-1].shape[-1]
+    found["cos"] = {
+        "similarity": 1 - loss.cos.item(),
+        "sign flipped": -loss.cos.item(),  # cos - 1: minimising it pushes the directions apart
+        "padding included": distill.cosine_loss(s.hidden_states[-1].reshape(-1, width),
+                                                t.hidden_states[-1].reshape(-1, width)).item(),
+        "logits": distill.cosine_loss(s_rows, t_rows).item(),
+    }  # fmt: skip
     return found
+
+
+def _stepped_without_gradients(student) -> list[torch.Tensor]:
+    """The student's weights after one optimizer step on zero gradients (weight decay alone moves them):
+    what ``zero_grad(set_to_none=False)`` between ``backward`` and ``step`` leaves."""
+    other = copy.deepcopy(student)
+    for p in other.parameters():
+        p.grad = torch.zeros_like(p)
+    _optimizer_of(other).step()
+    return _weights(other)
 
 
 @contextlib.contextmanager
@@ -186,7 +209,8 @@ def observe_step(distillation_step: Callable[..., Any], setting: StepSetting) ->
             torch.manual_seed(setting.seed + 1)
             _reference_step(other_teacher, other, batch, _optimizer_of(other), setting, **changes)
             observed.off_by_variant[name] = other  # compared after the learner's first call
-        teacher_before = _weights(teacher)
+        teacher_before, student_before = _weights(teacher), _weights(student)
+        without_gradients = _stepped_without_gradients(student)
         teacher_modes, student_modes, steps = [], [], [0]
         hooks = [
             teacher.register_forward_pre_hook(lambda module, args, kwargs: teacher_modes.append(module.training),
@@ -212,6 +236,8 @@ def observe_step(distillation_step: Callable[..., Any], setting: StepSetting) ->
                 observed.steps.append(steps[0])
                 observed.off_by.append(_off_by(_weights(student), _weights(reference)))
                 if call == 0:
+                    now = _weights(student)
+                    observed.unmoved = min(_off_by(now, student_before), _off_by(now, without_gradients)) <= 1e-12
                     observed.off_by_variant = {name: _off_by(_weights(student), _weights(other))
                                                for name, other in observed.off_by_variant.items()}  # fmt: skip
                 observed.teacher_grads |= any(p.grad is not None and bool(p.grad.abs().sum() > 0)
@@ -312,9 +338,28 @@ _DISTILLATION_STEP = Exercise(
                 "dropout on.", lambda result, case: any(not all(m) for m in result.student_modes)),
         Symptom("call optimizer.step() exactly once per call, after backward (and after clipping).",
                 lambda result, case: any(s != 1 for s in result.steps)),
+        Symptom("the losses are right but the student's weights did not move (at most weight decay moved them): "
+                "optimizer.zero_grad() between backward and step erased the gradients before the step used "
+                "them. Call it before backward (or after step): zero_grad, backward, clip, step.",
+                lambda result, case: result.unmoved and _close(result.terms[0]["total"],
+                                                               result.expected[0]["total"])),
         Symptom("the models read the original input_ids: both must read masked_ids (batch[2]), so that the "
                 "masked positions are a puzzle for the student and L_mlm measures something.",
                 lambda result, case: _close(result.terms[0]["mlm"], result.variants["unmasked"]["mlm"])),
+        Symptom("the teacher read the original input_ids: give it the student's masked_ids (batch[2]) too. "
+                "DistilBERT's teacher and student read the same masked batch, so that L_ce and L_cos compare "
+                "the two models on the same input; a teacher that sees the hidden tokens gives targets the "
+                "student cannot read from its own input.",
+                lambda result, case: _close(result.terms[0]["ce"], result.variants["teacher unmasked"]["ce"])),
+        Symptom("the student ran without the attention mask: pass attention_mask=... to the student as to the "
+                "teacher, else its real tokens attend to the padding and its outputs change with how much "
+                "padding the batch has.",
+                lambda result, case: _close(result.terms[0]["ce"], result.variants["student without mask"]["ce"])),
+        Symptom("L_ce is multiplied by T² twice (T⁴): distill.distillation_loss already includes the factor "
+                "temperature ** 2, so do not multiply its result again.", _ce_is("T² twice")),
+        Symptom("L_ce uses reduction='mean', which divides the KL's sum by every entry (rows × vocabulary): "
+                "use reduction='batchmean', the sum over the vocabulary averaged over the rows (the mathematical "
+                "KL per position; torch's documentation says the same of 'mean').", _ce_is("mean over all entries")),
         Symptom("L_ce lacks the factor T²: multiply the KL by temperature ** 2.", _ce_is("no T²")),
         Symptom("L_ce is multiplied by T, not T²: the factor is temperature ** 2.", _ce_is("T instead of T²")),
         Symptom("L_ce uses no temperature: divide both models' logits by T before the softmax.",
@@ -333,6 +378,9 @@ _DISTILLATION_STEP = Exercise(
                 _ce_is("masked positions only")),
         Symptom("L_cos is the similarity: the loss is 1 − cos, which is 0 when the directions agree.",
                 _cos_is("similarity")),
+        Symptom("L_cos has its sign flipped: the loss is 1 − cos (0 when the directions agree, never negative), "
+                "not cos − 1; minimising cos − 1 pushes the student's hidden states away from the teacher's.",
+                _cos_is("sign flipped")),
         Symptom("L_cos includes the padding: take the rows of the real tokens only, hidden[attention_mask == 1].",
                 _cos_is("padding included")),
         Symptom("L_cos compares the logits: it compares the last hidden states (output_hidden_states=True, then "
@@ -384,9 +432,11 @@ def check_distillation_step(fn: Callable[..., Any]) -> None:
     unchanged; the student in train mode, updated by exactly one optimizer step; each of the
     three losses and their weighted total equal to the reference's (relative 1e-7), and the
     student's weights after each call equal to the reference's. Wrong losses are compared with
-    the common mistakes (no T², T on one side only, the reversed KL, masked positions only, the
-    cosine similarity, padding included, unweighted total); wrong updates with a step without
-    clipping and a backward of the unweighted sum.
+    the common mistakes (the teacher or both models on the unmasked ids, the student without the
+    attention mask, no T², T² twice, T on one side only, the KL's "mean" reduction, the reversed
+    KL, masked positions only, the cosine similarity or its sign flipped, padding included,
+    unweighted total); wrong updates with a step without clipping, a backward of the unweighted
+    sum, and a step that found no gradients (``zero_grad`` between ``backward`` and ``step``).
     """
     require_callable(_DISTILLATION_STEP.name, fn)
     cases = [Case(name, (setting,), None) for name, setting in STEP_CASES]

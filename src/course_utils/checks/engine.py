@@ -90,7 +90,8 @@ class Exercise:
     ``name`` is the function's name in the lesson; ``call`` how the checker calls it (shown when
     the function raises); ``compare`` decides whether a result is right; ``mistakes`` and
     ``symptoms`` diagnose a wrong one, tried in order; ``fallback`` is the hint when none applies;
-    ``on_error`` the hint when the function raises.
+    ``on_error`` the hint when the function raises, unless the error's message contains the text of
+    one of ``error_hints`` (pairs ``(text, hint)``, tried in order): then that pair's hint.
     """
 
     name: str
@@ -100,6 +101,13 @@ class Exercise:
     symptoms: Sequence[Symptom] = field(default_factory=tuple)
     fallback: str = ""
     on_error: str = ""
+    error_hints: Sequence[tuple[str, str]] = field(default_factory=tuple)
+
+    def error_hint(self, error: BaseException) -> str:
+        """The hint for an error the learner's function raised: the first of ``error_hints`` whose
+        text is in the error's message, else ``on_error``."""
+        message = str(error)
+        return next((hint for text, hint in self.error_hints if text in message), self.on_error)
 
 
 # --------------------------------------------------------------------------------------------
@@ -415,7 +423,8 @@ def run_checks(exercise: Exercise, fn: Callable[..., Any], cases: Sequence[Case]
             except CheckFailure:
                 raise
             except Exception as error:
-                hint = f"\nHint: {exercise.on_error}" if exercise.on_error else ""
+                hint = exercise.error_hint(error)
+                hint = f"\nHint: {hint}" if hint else ""
                 raise AssertionError(
                     f"{exercise.name} raised {type(error).__name__} on the case '{case.name}': {error}\n"
                     f"The checker calls {exercise.call}.{hint}"

@@ -14,8 +14,8 @@ the same random seeds (the same dropout masks). Then:
 - the returned values must be the losses before each update, as floats;
 - the weights after every call must be those of the reference, so gradients that accumulate
   over calls (``zero_grad`` missing), a loss cut from its graph before ``backward``
-  (``loss.item()``, ``.detach()``), a second ``step`` or an optimiser of the function's own are
-  each found, and named in the hint.
+  (``loss.item()``, ``.detach()``), a second ``step``, a second ``backward`` (twice the
+  gradient) or an optimiser of the function's own are each found, and named in the hint.
 
 The models are float64, so that every correct way of writing the step (``F.cross_entropy`` or
 ``nn.CrossEntropyLoss``, ``zero_grad`` first or last, ``set_to_none`` or not) gives the
@@ -61,6 +61,7 @@ class Observed:
     steps: list[int] = field(default_factory=list)  # optimizer.step() calls
     moved: list[bool] = field(default_factory=list)  # did any weight change?
     off_by: list[float] = field(default_factory=list)  # largest difference from the reference's weights
+    off_by_doubled: float = math.inf  # after call 1, from a step on twice the gradient (backward run twice)
     eval_loss: tuple[float, float] = (math.nan, math.nan)  # eval-mode loss before the first call, after the last
     batch_changed: bool = False
 
@@ -111,6 +112,20 @@ def _eval_loss(model: torch.nn.Module, batch) -> float:
     return loss
 
 
+def _doubled_step(model: torch.nn.Module, batch, setting: Setting) -> list[torch.Tensor]:
+    """The weights after call 1 of a step whose gradient is twice the loss's (what ``loss.backward()`` run
+    twice leaves, the graph retained), on a copy, under call 1's seed; the random generator put back."""
+    other = copy.deepcopy(model).train()
+    optimizer = _optimizer(setting, other)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(setting.seed + 1)
+        loss = torch.nn.functional.cross_entropy(other(batch[0]), batch[1])
+        optimizer.zero_grad()
+        (2 * loss).backward()  # g + g: exactly 2g in floating point
+        optimizer.step()
+    return _weights(other)
+
+
 def observe(train_step: Callable[..., Any], setting: Setting) -> Observed:
     """Call ``train_step(model, batch, optimizer)`` ``setting.calls`` times on one fixed batch and
     watch it, next to :func:`course_utils.training.train_step` on a copy (see the module's doc)."""
@@ -120,6 +135,7 @@ def observe(train_step: Callable[..., Any], setting: Setting) -> Observed:
         reference = copy.deepcopy(model)
         optimizer, reference_optimizer = _optimizer(setting, model), _optimizer(setting, reference)
         before = _eval_loss(model, batch)
+        doubled = _doubled_step(model, batch, setting)
         given = tuple(t.clone() for t in batch)  # the learner's own copy, compared with batch at the end
         modes: list[bool] = []
         steps = [0]
@@ -141,6 +157,8 @@ def observe(train_step: Callable[..., Any], setting: Setting) -> Observed:
                 now = _weights(model)
                 observed.moved.append(any(not torch.equal(x, y) for x, y in zip(start, now)))
                 observed.off_by.append(_largest_difference(now, _weights(reference)))
+                if call == 0:
+                    observed.off_by_doubled = _largest_difference(now, doubled)
         finally:
             for hook in hooks:
                 hook.remove()
@@ -251,6 +269,12 @@ _TRAIN_STEP = Exercise(
             lambda result, case: _first_bad(result, lambda k: not result.moved[k]),
         ),
         Symptom(
+            "the step followed twice the gradient: loss.backward() ran twice in one call (the graph retained). "
+            "backward *adds* its gradient to .grad, so a second call adds the same gradient again: call "
+            "loss.backward() once per step.",
+            lambda result, case: result.off_by_doubled <= ATOL < result.off_by[0],  # (Adam barely tells them apart)
+        ),
+        Symptom(
             "the loss is summed over the batch: average it. F.cross_entropy(logits, targets) averages by "
             "default (reduction='mean'); with reduction='sum' the step grows with the batch size.",
             lambda result, case: math.isclose(
@@ -281,6 +305,12 @@ _TRAIN_STEP = Exercise(
     "loss was cut from its graph before backward: loss.item() and loss.detach() give a number with no "
     "history, and so does a forward under torch.no_grad(). Call loss.backward() on the loss tensor, and "
     ".item() only for the value you return. The batch is a pair: inputs, targets = batch.",
+    error_hints=(
+        ("backward through the graph a second time",
+         "loss.backward() ran twice in one call: the first backward frees the graph it walked, so the second "
+         "finds nothing to walk (and with retain_graph=True it would add the same gradient to .grad again). "
+         "Call loss.backward() once per step."),
+    ),
 )
 
 
