@@ -173,7 +173,7 @@ def test_html_payload_round_trips_any_data_and_title(ys, title):
 def test_significant_rounds_relative_to_each_value():
     np.testing.assert_array_equal(
         plots.significant([0.0, 1.23456789, -9.87654321e-27, 123456789.0]),
-        [0.0, 1.23457, -9.87654e-27, 123457000.0],
+        [0.0, 1.235, -9.877e-27, 123500000.0],
     )
     kept = plots.significant([np.inf, -np.inf, np.nan])
     assert np.isinf(kept[:2]).all() and np.isnan(kept[2])

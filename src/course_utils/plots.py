@@ -13,6 +13,8 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from .precision import FIGURE_DIGITS, significant  # noqa: F401  (significant: the builders' and lessons' rounding)
+
 # Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour-vision
 # deficiency. Lines also differ by dash style, so figures read in greyscale too.
 PALETTE = (
@@ -31,22 +33,8 @@ SEQUENTIAL = "Cividis"
 DIVERGING = "RdBu"
 TEMPLATE = "plotly_white"
 
-# Figures carry values to this many significant digits: more than a figure can show, few enough
-# that a CPU whose floating-point results differ in the last bits still draws the same bytes
-# (committed notebook outputs are compared exactly by nbval).
-SIGNIFICANT_DIGITS = 6
-
-
-
-def significant(values, digits: int = SIGNIFICANT_DIGITS) -> np.ndarray:
-    """``values`` as a float array, each rounded to ``digits`` significant digits.
-
-    Rounded through its decimal text, so the result is the float nearest to the short decimal
-    (``1.23457``, not ``1.2345699999999999``); inf and nan are kept.
-    """
-    array = np.asarray(values, dtype=float)
-    rounded = [float(f"{value:.{digits - 1}e}") for value in array.ravel()]
-    return np.array(rounded, dtype=float).reshape(array.shape)
+# Figures carry values to this many significant digits (course_utils.precision says why).
+SIGNIFICANT_DIGITS = FIGURE_DIGITS
 
 
 def color(i: int) -> str:

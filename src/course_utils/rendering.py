@@ -27,6 +27,8 @@ import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 from plotly.offline import get_plotlyjs_version
 
+from . import precision
+
 RENDERER_NAME = "course"
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 _figure_counter = itertools.count(1)
@@ -110,12 +112,14 @@ def figure_mimebundle(fig: go.Figure) -> dict[str, object]:
     """The mime bundle the course renderer displays for ``fig``.
 
     Keys: ``application/vnd.plotly.v1+json`` (JupyterLab, VS Code) and ``text/html`` (the book,
-    Colab). The div id is ``fig-<n>-<digest>``: the n-th figure of this kernel and a digest of the
+    Colab). Every float is rounded to :data:`course_utils.precision.FIGURE_DIGITS` significant
+    digits. The div id is ``fig-<n>-<digest>``: the n-th figure of this kernel and a digest of the
     figure, so a notebook run from a fresh kernel always produces the same bytes.
     """
     if not isinstance(fig, go.Figure):
         raise TypeError(f"expected a plotly.graph_objects.Figure, got {type(fig).__name__}")
-    spec = json.loads(pio.to_json(fig, validate=False, engine="json"))
+    # every float rounded to what a figure shows, so that every processor draws the same bytes
+    spec = precision.rounded_figure(json.loads(pio.to_json(fig, validate=False, engine="json")))
     digest = hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:10]
     div_id = f"fig-{next(_figure_counter)}-{digest}"
     return {

@@ -1,0 +1,35 @@
+"""The lessons under other processors' kernels: the settings, and that they do reach torch."""
+
+from __future__ import annotations
+
+import pytest
+
+from course_utils.authoring import kernels
+
+
+def test_environment_sets_one_setting_and_clears_the_others(monkeypatch):
+    monkeypatch.setenv("MKL_CBWR", "AUTO")  # left over from the caller: must not leak into another setting
+    monkeypatch.setenv("HOME_OF_SOMETHING", "kept")
+    env = kernels.environment("ATen portable")
+    assert env["ATEN_CPU_CAPABILITY"] == "default" and "MKL_CBWR" not in env
+    assert env["HOME_OF_SOMETHING"] == "kept" and env["HF_HUB_OFFLINE"] == "1" and env["PYTHONHASHSEED"] == "0"
+    assert not {"ATEN_CPU_CAPABILITY", "MKL_CBWR", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA"} & set(
+        kernels.environment("native"))
+    with pytest.raises(ValueError, match="expected a setting among"):
+        kernels.environment("avx512-please")
+
+
+def test_nbval_settings_are_settings():
+    assert set(kernels.NBVAL_SETTINGS) <= set(kernels.SETTINGS)
+
+
+def test_largest_difference():
+    assert kernels.largest_difference([1.0, 2.0], [1.0, 2.5]) == 0.5
+    assert kernels.largest_difference([], []) == 0.0
+    with pytest.raises(ValueError, match="one length"):
+        kernels.largest_difference([1.0], [1.0, 2.0])
+
+
+def test_the_portable_setting_reaches_torch():
+    """torch reads ATEN_CPU_CAPABILITY in the fresh process: it reports its portable kernels."""
+    assert kernels.probe("ATen portable")["capability"] == "DEFAULT"
