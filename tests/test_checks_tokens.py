@@ -31,7 +31,7 @@ def pad_lists(sequences, pad_id):
 @pytest.mark.parametrize("fn", [pad_right, pad_numpy_bool])
 def test_pad_batch_accepts_correct_versions(fn, capsys):
     checks.check_pad_batch(fn)
-    assert "all 5 cases pass" in capsys.readouterr().out
+    assert "all 6 cases pass" in capsys.readouterr().out
 
 
 def inverted(sequences, pad_id):
@@ -59,6 +59,11 @@ def too_long(sequences, pad_id):
             np.array([[1] * len(s) + [0] * (8 - len(s)) for s in sequences]))
 
 
+def mask_from_values(sequences, pad_id):
+    ids, _ = pad_right(sequences, pad_id)
+    return ids, (ids != pad_id).astype(int)  # right until a real token has the padding id's value
+
+
 def swapped(sequences, pad_id):
     ids, mask = pad_right(sequences, pad_id)
     return mask, ids
@@ -79,6 +84,7 @@ def mutating(sequences, pad_id):
         (left, "on the left"),
         (zero_pad, "use the pad_id argument"),
         (all_ones, "1 everywhere"),
+        (mask_from_values, r"from the ids' values \(ids != pad_id\)"),
         (too_long, "longest sequence"),
         (swapped, "input_ids first"),
         (mutating, "changed its input `sequences` in place"),

@@ -108,6 +108,14 @@ _PAD_BATCH = Exercise(
             lambda seqs, pad: tokenization.pad_batch(seqs, 0),
         ),
         Mistake(
+            "the attention mask was built from the ids' values (ids != pad_id): a real token can have the "
+            "padding id's value too; build the mask from each sequence's length instead.",
+            lambda seqs, pad: (
+                tokenization.pad_batch(seqs, pad)[0],
+                (tokenization.pad_batch(seqs, pad)[0] != pad).astype(np.int64),
+            ),
+        ),
+        Mistake(
             "the attention mask is 1 everywhere: it must be 0 at the padding positions.",
             lambda seqs, pad: (
                 tokenization.pad_batch(seqs, pad)[0],
@@ -136,7 +144,8 @@ def check_pad_batch(fn: Callable[..., Any]) -> None:
 
     The reference is :func:`course_utils.tokenization.pad_batch`. Cases: the lesson's batch, a
     padding id other than 0, one sequence, sequences of equal length, a batch with a one-token
-    sequence. Also fails when ``fn`` changes the lists it is given.
+    sequence, a real token whose id equals ``pad_id`` (a mask built from ``ids != pad_id`` is
+    wrong there). Also fails when ``fn`` changes the lists it is given.
     """
     batches = {
         "three sentences, pad_id=0": (
@@ -157,6 +166,8 @@ def check_pad_batch(fn: Callable[..., Any]) -> None:
         "a single sequence": ([[2, 11, 12, 3]], 0),
         "equal lengths: nothing to pad": ([[1, 2, 3], [4, 5, 6]], 0),
         "a one-token sequence": ([[2], [2, 30, 31, 32, 3], [2, 40, 3]], 0),
+        # id 0 is an ordinary token here: only the lengths say where the padding is
+        "a real token with the padding id's value": ([[5, 0, 7], [8]], 0),
     }
     cases = []
     for name, (sequences, pad_id) in batches.items():
