@@ -267,7 +267,10 @@ def test_the_validated_notebooks_are_what_the_book_build_finds_in_its_cache(tmp_
     from jupyter_cache import get_cache
     from myst_nb.core.read import read_myst_markdown_notebook
 
+    from course_utils import book
+
     assert lessons.seed_execution_cache(tmp_path) == len(SOURCES)
+    assert book.execution_cache_is_current(tmp_path), "the book build would drop the validated notebooks"
     cache = get_cache(str(tmp_path))
     for source in SOURCES:
         read_by_the_book = read_myst_markdown_notebook(source.read_text(encoding="utf-8"))

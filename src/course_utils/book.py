@@ -19,6 +19,18 @@ Listed in ``_config.yml`` under ``sphinx.extra_extensions``. It
 - shows the Colab badge of each lesson from ``_static/colab-badge.svg``: the notebooks keep the
   badge's usual address, which Colab and GitHub display, while the site needs nothing remote.
 
+It also makes ``jupyter-book build .`` with no make build the same book as ``make book``:
+
+- the lessons' kernels run offline and reproducibly, with the variables the Makefile exports
+  (:data:`LESSON_ENVIRONMENT`), over an encrypted connection where the kernel supports one (ipykernel
+  otherwise warns once per kernel that it runs over TCP without encryption);
+- the execution cache is dropped, and every page read again, when the installed ``course_utils``
+  changes (jupyter-cache keys a lesson on its own code only): :func:`package_source_hash`;
+- a missing plotly.js bundle stops the build at once, saying how to fetch it;
+- no build, strict or not, first or repeated, publishes a lesson whose execution raised: the
+  build fails naming the lesson and the cell (:func:`failed_cells`), and a failed lesson is read
+  (executed) again at every build until it runs.
+
 It suppresses no warning: a figure output that the book cannot render still fails the strict build.
 """
 
@@ -37,6 +49,7 @@ import urllib.request
 from pathlib import Path
 
 from docutils import nodes
+from sphinx.errors import SphinxError
 
 from .rendering import PLOTLY_MIME, site_figure_html
 
@@ -365,8 +378,181 @@ def _reread_computed_pages(app, env, added, changed, removed) -> list[str]:
     return [docname for docname in ALWAYS_REREAD if docname in env.found_docs]
 
 
+# What the Makefile exports, set for the lessons' kernels of any build (they inherit the environment):
+# the lessons run offline, with a fixed hash seed, and the kernel's debugger warning off.
+LESSON_ENVIRONMENT = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "PYTHONHASHSEED": "0",
+    "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+}
+SOURCE_STAMP = "course_utils-source.sha256"
+
+
+class LessonExecutionError(SphinxError):
+    """A lesson's execution raised: the book must not be published with its traceback."""
+
+    category = "Lesson execution failed"
+
+
+class MissingAssetError(SphinxError):
+    """Something the build needs and a plain ``jupyter-book build`` cannot fetch by itself."""
+
+    category = "Missing asset"
+
+
+def package_source_hash(package_dir: Path | None = None) -> str:
+    """sha256 of every file of the installed ``course_utils`` (its code, styles and bundled models).
+
+    A lesson's outputs depend on this code as much as on its own cells, which are all that
+    jupyter-cache compares; the build keys its cache on this hash as well.
+    """
+    package_dir = Path(package_dir or Path(__file__).parent)
+    if not package_dir.is_dir():
+        raise FileNotFoundError(f"expected the course_utils package folder, got {package_dir}")
+    digest = hashlib.sha256()
+    for path in sorted(package_dir.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and not path.name.endswith((".pyc", ".egg-info")):
+            digest.update(path.relative_to(package_dir).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def mark_execution_cache(cache_dir: Path, source_hash: str | None = None) -> Path:
+    """Record in ``cache_dir`` that its executed notebooks are those of this ``course_utils``."""
+    cache_dir = Path(cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    stamp = cache_dir / SOURCE_STAMP
+    stamp.write_text((source_hash or package_source_hash()) + "\n", encoding="utf-8")
+    return stamp
+
+
+def execution_cache_is_current(cache_dir: Path, source_hash: str | None = None) -> bool:
+    """Whether ``cache_dir`` holds notebooks executed with this ``course_utils`` (:func:`mark_execution_cache`)."""
+    stamp = Path(cache_dir) / SOURCE_STAMP
+    if not stamp.is_file():
+        return False
+    return stamp.read_text(encoding="utf-8").strip() == (source_hash or package_source_hash())
+
+
+def _execution_cache_dir(app) -> Path:
+    configured = getattr(app.config, "nb_execution_cache_path", "") or ""
+    return Path(configured) if configured else Path(app.outdir).parent / ".jupyter_cache"
+
+
+def encrypt_kernel_transport() -> bool:
+    """Have jupyter_client give each kernel it starts CurveZMQ keys where the kernel supports them.
+
+    ipykernel (7.x) warns "Kernel is running over TCP without encryption" at every start
+    otherwise. myst-nb starts its kernels through jupyter-cache and nbclient, which pass no
+    configuration to the kernel manager, so the setting is the manager's default here: "auto"
+    encrypts a kernel whose kernelspec declares ``supported_encryption: curve`` (ipykernel's does)
+    and leaves any other as it was. Returns whether this jupyter_client has the setting.
+    """
+    import zmq
+    from jupyter_client.manager import KernelManager
+
+    trait = KernelManager.class_traits().get("transport_encryption")
+    if trait is None or not zmq.has("curve"):
+        return False
+    trait.default_value = "auto"
+    return True
+
+
+def _prepare_lesson_execution(app, config) -> None:
+    os.environ.update(LESSON_ENVIRONMENT)
+    encrypt_kernel_transport()
+    # jupyter-cache compares a lesson's cells only: after a change of course_utils its cached outputs
+    # are another code's. The cache goes, and so do the pages read from it (the environment).
+    cache_dir, current = _execution_cache_dir(app), package_source_hash()
+    if not execution_cache_is_current(cache_dir, current):
+        stale = [path for path in (cache_dir, Path(app.doctreedir), Path(app.outdir).parent / "jupyter_execute")
+                 if path.exists()]
+        for path in stale:
+            shutil.rmtree(path)
+        if stale:
+            from sphinx.util import logging
+
+            logging.getLogger(__name__).info(
+                "course_utils changed since the lessons were cached: execution cache and pages dropped")
+        mark_execution_cache(cache_dir, current)
+
+
+def _fail_at_once_without_the_plotly_bundle(app) -> None:
+    if app.builder.format != "html":
+        return
+    try:
+        plotly_bundle_source()
+    except FileNotFoundError as error:
+        raise MissingAssetError(str(error)) from None
+
+
+def failed_cells(notebook) -> list[str]:
+    """Each code cell of an executed notebook that has an error output it was not allowed to have
+    (no ``raises-exception`` tag), as ``"code cell N: ErrorName: message"`` (N counts code cells from 1)."""
+    failures = []
+    code_cells = [cell for cell in notebook.get("cells", []) if cell.get("cell_type") == "code"]
+    for number, cell in enumerate(code_cells, start=1):
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "raises-exception" in tags:
+            continue
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                source = "".join(cell.get("source", "")).strip().splitlines()
+                first = source[0] if source else ""
+                failures.append(f"code cell {number} ({first[:60]!r}): {output.get('ename')}: {output.get('evalue')}")
+                break
+    return failures
+
+
+def _execution_failures(app, env) -> list[str]:
+    """Every page whose execution failed or whose executed notebook holds an error output."""
+    output_folder = Path(getattr(getattr(env, "mystnb_config", None), "output_folder", "")
+                         or Path(app.outdir).parent / "jupyter_execute")
+    failures = []
+    for docname, data in sorted(getattr(env, "nb_metadata", {}).items()):
+        if docname not in env.found_docs:
+            continue
+        executed = output_folder.joinpath(*f"{docname}.ipynb".split("/"))
+        cells = failed_cells(json.loads(executed.read_text(encoding="utf-8"))) if executed.is_file() else []
+        exec_data = data.get("exec_data") or {}
+        if exec_data.get("succeeded") is False and not cells:
+            cells = [f"{exec_data.get('error') or 'the execution'} (see the build's reports/ folder)"]
+        source = env.doc2path(docname, False) if hasattr(env, "doc2path") else docname
+        failures.extend(f"{source}, {cell}" for cell in cells)
+    return failures
+
+
+def _reread_failed_lessons(app, env, added, changed, removed) -> list[str]:
+    """A page whose execution failed is read (so executed) again: nothing of it is kept."""
+    return [docname for docname, data in getattr(env, "nb_metadata", {}).items()
+            if (data.get("exec_data") or {}).get("succeeded") is False]
+
+
+def _reread_everything_after_a_package_change(app, env, added, changed, removed) -> list[str]:
+    current = package_source_hash()
+    if getattr(env, "course_utils_source", None) == current:
+        return []
+    env.course_utils_source = current
+    return sorted(env.found_docs)
+
+
+def _refuse_failed_lessons(app, env) -> None:
+    failures = _execution_failures(app, env)
+    if failures:
+        # Raised while reading, before Sphinx saves its environment or writes a page: the next build
+        # reads these lessons again, and fails again until they run.
+        raise LessonExecutionError(
+            "a lesson's execution raised; the book is not built until it runs:\n  " + "\n  ".join(failures))
+
+
 def setup(app):
     app.add_css_file("course.css")
+    app.connect("config-inited", _prepare_lesson_execution)
+    app.connect("builder-inited", _fail_at_once_without_the_plotly_bundle)
+    app.connect("env-get-outdated", _reread_failed_lessons)
+    app.connect("env-get-outdated", _reread_everything_after_a_package_change)
+    app.connect("env-updated", _refuse_failed_lessons)
     app.connect("env-get-outdated", _reread_computed_pages)
     app.connect("config-inited", _configure)
     app.connect("builder-inited", _html_node_visitors_for_every_html_builder)
