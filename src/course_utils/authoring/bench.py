@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import require_checkout
 from .bench_encoder import time_encoder
 from .lessons import ROOT, lesson_sources, run_lesson
 
@@ -56,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_utils.authoring.bench", description=__doc__.split("\n")[0])
     parser.add_argument("--no-book", action="store_true", help="time the lessons only")
     args = parser.parse_args(argv)
+    require_checkout()
     rows, over = [], 0
     for path in lesson_sources():
         seconds = time_lesson(path)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import versions
+from . import require_checkout
 from .lessons import ROOT, lesson_sources
 
 PYPROJECT = ROOT / "pyproject.toml"
@@ -269,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("stacks", nargs="*", metavar="STACK", help=f"stacks to test (default: all of {', '.join(names)})")
     parser.add_argument("--keep", action="store_true", help="keep the venvs in _build/compat/ (default: removed)")
     args = parser.parse_args(argv)
+    require_checkout()
     unknown = [n for n in args.stacks if n not in names]
     if unknown:
         parser.error(f"unknown stack(s) {unknown}: expected some of {names}")

@@ -21,6 +21,7 @@ import re
 import sys
 from pathlib import Path
 
+from . import require_checkout
 from .lessons import LESSONS_DIR, ROOT
 
 OUT_DIR = ROOT / "_build" / "handouts"
@@ -109,6 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("lessons", nargs="*", help="lesson names (default: every lesson)")
     parser.add_argument("--out", type=Path, default=OUT_DIR, help=f"output folder (default: {OUT_DIR})")
     args = parser.parse_args(argv)
+    require_checkout()
     for path in write_handouts(args.lessons, args.out):
         print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 

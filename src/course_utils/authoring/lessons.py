@@ -28,7 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from . import ROOT, require_checkout
+
 LESSONS_DIR = ROOT / "lessons"
 CONFIG = ROOT / "_config.yml"
 LESSON_NAME = re.compile(r"^\d\d_[a-z0-9_]+$")
@@ -233,10 +234,14 @@ def execute(path: Path, timeout: int = CELL_TIMEOUT_S, refresh_unstable: bool = 
 def seed_execution_cache(cache_dir: Path, paths: list[Path] | None = None) -> int:
     """Cache each lesson's committed ``.ipynb`` as the executed notebook of its ``.md`` in the
     jupyter-cache at ``cache_dir`` (the one ``jupyter-book build`` uses). Valid only when nbval has
-    just passed on those notebooks. Returns the number of lessons cached."""
+    just passed on those notebooks, which the current ``course_utils`` gave: the cache is marked as
+    this code's (:func:`course_utils.book.mark_execution_cache`), so the build keeps it. Returns the
+    number of lessons cached."""
     import nbformat
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
+
+    from ..book import mark_execution_cache, package_source_hash
 
     cache = get_cache(str(cache_dir))
     paths = paths or lesson_sources()
@@ -244,6 +249,7 @@ def seed_execution_cache(cache_dir: Path, paths: list[Path] | None = None) -> in
         notebook = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
         bundle = CacheBundleIn(notebook, str(path), data={"validated_by": "nbval"})
         cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+    mark_execution_cache(cache_dir, package_source_hash())
     return len(paths)
 
 
@@ -258,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     seed = sub.add_parser("cache", help="cache the committed .ipynb as the book's executed lessons (after nbval)")
     seed.add_argument("cache_dir", type=Path, help="the book's jupyter-cache folder, e.g. _build/.jupyter_cache")
     args = parser.parse_args(argv)
+    require_checkout()
     if args.command == "cache":
         print(f"{seed_execution_cache(args.cache_dir)} lessons cached in {args.cache_dir} from their committed .ipynb")
         return 0

@@ -12,7 +12,8 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from . import ROOT, require_checkout
+
 LOCK = ROOT / "requirements.lock"
 ENVIRONMENT = ROOT / "environment.yml"
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)$")
@@ -77,6 +78,7 @@ def environment_yml(pins: dict[str, str]) -> str:
 
 
 def main() -> int:
+    require_checkout()
     ENVIRONMENT.write_text(environment_yml(lock_pins()), encoding="utf-8")
     print(f"wrote {ENVIRONMENT.name} from {LOCK.name} ({len(lock_pins())} pins)")
     return 0

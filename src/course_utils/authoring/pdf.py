@@ -21,6 +21,7 @@ import threading
 import time
 from pathlib import Path
 
+from . import require_checkout
 from .lessons import ROOT
 
 SINGLEHTML = ROOT / "_build" / "singlehtml"
@@ -253,6 +254,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("site", nargs="?", type=Path, default=SINGLEHTML)
     parser.add_argument("--out", type=Path, default=PDF)
     args = parser.parse_args(argv)
+    require_checkout()
     result = print_pdf(args.site, args.out)
     print(f"{args.out}: {result['chapters']} chapters, {result['figures']} figures, {result['bookmarks']} bookmarks, "
           f"{result['bytes'] / 2**20:.1f} MiB, "

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..course_map import study_minutes_of
-from . import lessons
+from . import lessons, require_checkout
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 MAX_NAME_LENGTH = 40
@@ -300,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from-environment", action="store_true",
                         help="read the name and title from LESSON_NAME and LESSON_TITLE (what `make new-lesson` does)")
     args = parser.parse_args(argv)
+    require_checkout()
     if args.from_environment:  # `make new-lesson`: no shell quoting between the author's words and the scaffold
         args.name, args.title = os.environ.get("LESSON_NAME", ""), os.environ.get("LESSON_TITLE") or None
     if not args.name:
