@@ -81,10 +81,11 @@ def distillation_loss(
     ``student_logits`` and ``teacher_logits``: ``(N, V)``, one row per predicted position. The KL
     divergence of each row is summed over the vocabulary, then averaged over the ``N`` rows
     (``reduction="batchmean"``: the mathematical KL per example; torch's ``"mean"`` would also
-    divide by ``V``). The factor ``T²`` keeps the gradients' size about constant across
-    temperatures: the gradient with respect to a student logit is ``(q - p) / T``, and
-    ``q - p`` itself shrinks like ``1 / T`` for large ``T``, so without ``T²`` it would shrink like
-    ``1 / T²`` (Hinton et al. 2015, section 2). The loss is 0 exactly when the two rows give the
+    divide by ``V``). The factor ``T²``: the gradient with respect to a student logit is
+    ``(q - p) / T``, and ``q - p`` itself shrinks like ``1 / T`` for large ``T``, so without ``T²``
+    it would shrink like ``1 / T²``; with it, the relative contributions of soft and hard targets
+    stay roughly unchanged as ``T`` changes (Hinton et al. 2015, section 2). Only roughly: at small
+    ``T`` the gradient still changes with ``T`` (lesson 07 measures it). The loss is 0 exactly when the two rows give the
     same distribution. Both log-softmaxes are computed stably (no overflow for large logits).
     """
     student_logits = _check_logits("student_logits", student_logits)
