@@ -43,17 +43,27 @@ BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 .PHONY: help install assets book lessons validated-cache portability new-lesson handouts pdf test unit notebooks site measure browser compat lab serve bench lock clean lint
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/\$$(PORT)/$(PORT)/g' | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
 
+# An environment already there (an earlier install, or a .venv linked to one shared by several clones)
+# is taken as it is when it holds every version of the lock (envcheck.py, standard library only):
+# nothing is reinstalled or upgraded. Its course_utils is pointed at this checkout if it came from
+# another, as the authoring tools refuse to act on one checkout with another's code.
 $(STAMP): requirements.lock pyproject.toml
-	@version=$$("$(PYTHON)" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || version=none; \
+	@python=$$(test -x $(BIN)/python && echo "$(BIN)/python" || echo "$(PYTHON)"); \
+	version=$$("$$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || version=none; \
 	case " $(SUPPORTED_PYTHONS) " in *" $$version "*) ;; *) \
-	  echo "error: '$(PYTHON)' is Python $$version, and the course supports Python $(SUPPORTED_PYTHONS):" \
+	  echo "error: '$$python' is Python $$version, and the course supports Python $(SUPPORTED_PYTHONS):" \
 	       "install one of them, or name it: make PYTHON=/path/to/python3.11"; exit 1;; esac
 	@test -x $(BIN)/python || { echo "creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.lock
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@$(BIN)/python src/course_utils/authoring/envcheck.py requirements.lock || { \
+	  $(BIN)/python -m pip install --quiet --upgrade pip && \
+	  $(BIN)/python -m pip install --quiet -r requirements.lock; }
+	@here="$$(pwd -P)/src/course_utils"; \
+	there=$$($(BIN)/python -c 'import importlib.util as u, os; s = u.find_spec("course_utils"); print(os.path.dirname(os.path.realpath(s.origin)) if s and s.origin else "")'); \
+	if [ "$$there" != "$$here" ]; then \
+	  if [ -n "$$there" ]; then echo "course_utils of $(VENV) came from $$there: installing this checkout's instead"; fi; \
+	  $(BIN)/python -m pip install --quiet --no-deps -e .; fi
 	$(BIN)/python -m course_utils.book fetch-assets  # the site's partial plotly.js, from the npm registry
 	@touch $@
 
@@ -77,7 +87,7 @@ lessons: $(STAMP)  ## re-execute every lesson offline and rewrite its committed 
 # through the shell's quoting: a title with `backquotes`, "quotes" or $5 arrives as typed.
 new-lesson: export LESSON_NAME := $(value NAME)
 new-lesson: export LESSON_TITLE := $(value TITLE)
-new-lesson: $(STAMP)  ## NAME=my_topic: scaffold lessons/NN_my_topic.md from the template, add it to _toc.yml, execute it
+new-lesson: $(STAMP)  ## NAME=my_topic [TITLE='My topic']: scaffold lessons/NN_my_topic.md from the template, add it to _toc.yml, execute it
 	@test -n "$$LESSON_NAME" || { echo "usage: make new-lesson NAME=my_topic [TITLE='My topic'] [SCAFFOLD_FLAGS=--dry-run]"; exit 2; }
 	$(BIN)/python -m course_utils.authoring.scaffold --from-environment $(SCAFFOLD_FLAGS)
 

@@ -101,3 +101,40 @@ def test_a_chromium_bookmark_names_its_heading_despite_lost_spaces_and_doubled_l
     from course_utils.authoring import pdf
 
     assert pdf._names(title, heading) is names
+
+
+def _pdf_with_a_short_trailer(path):
+    """A two-page PDF with two bookmarks whose trailer /Size is smaller than its object count, as
+    pypdf finds Chromium's book PDF (make pdf printed "Object count ... exceeds defined trailer size")."""
+    import re
+
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    for title in ("One", "Two"):
+        writer.add_blank_page(width=200, height=200)
+        writer.add_outline_item(title, len(writer.pages) - 1)
+    with path.open("wb") as handle:
+        writer.write(handle)
+    data = path.read_bytes()
+    path.write_bytes(re.sub(rb"/Size \d+", b"/Size 3", data))
+    return path
+
+
+def test_rewriting_the_bookmarks_prints_no_trailer_size_warning(tmp_path, caplog):
+    from pypdf import PdfReader, PdfWriter
+
+    from course_utils.authoring import pdf
+
+    path = _pdf_with_a_short_trailer(tmp_path / "book.pdf")
+    with caplog.at_level("WARNING"):
+        PdfWriter(clone_from=PdfReader(path))
+    assert any("exceeds defined trailer size" in r.getMessage() for r in caplog.records), "the case is not set up"
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        assert pdf.bookmarks(path, [(1, "One"), (1, "Two")]) == 2
+    assert not [r.getMessage() for r in caplog.records if "trailer size" in r.getMessage()]
+    assert [item.title for item in PdfReader(path).outline] == ["One", "Two"]
+    with caplog.at_level("WARNING"):  # only that warning is dropped, and only while cloning
+        PdfWriter(clone_from=PdfReader(_pdf_with_a_short_trailer(tmp_path / "again.pdf")))
+    assert any("exceeds defined trailer size" in r.getMessage() for r in caplog.records)

@@ -201,6 +201,31 @@ def _names(title: str, heading: str) -> bool:
                                  and len(squeezed) <= 2 * len(whole))
 
 
+class _NotTheTrailerSize:
+    """Drops pypdf's "Object count N exceeds defined trailer size M" while a PDF is cloned.
+
+    pypdf compares the objects it copies from Chromium's PDF with the source's trailer /Size and
+    warns when they are more; the PDF it writes gets a cross-reference table and /Size of its own,
+    so the source's count says nothing about the result (the PDF tests check the result).
+    """
+
+    @staticmethod
+    def filter(record) -> bool:
+        return not str(record.msg).startswith("Object count")
+
+
+@contextlib.contextmanager
+def _quiet_trailer_size():
+    import logging
+
+    logger, quiet = logging.getLogger("pypdf._writer"), _NotTheTrailerSize()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
 def bookmarks(pdf_path: Path, headings: list[tuple[int, str]]) -> int:
     """Rewrite the PDF's bookmarks from the printed page's ``headings`` ``[(level, text)]``; returns
     how many it wrote.
@@ -232,7 +257,8 @@ def bookmarks(pdf_path: Path, headings: list[tuple[int, str]]) -> int:
             level, text = ahead[found]
             placed.append((level, text, page, top))
             next_heading += found + 1
-    writer = PdfWriter(clone_from=reader)
+    with _quiet_trailer_size():
+        writer = PdfWriter(clone_from=reader)
     if "/Outlines" in writer.root_object:
         del writer.root_object["/Outlines"]
     parents: list = []
