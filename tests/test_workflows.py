@@ -105,9 +105,39 @@ def test_ci_runs_make_compat_for_every_stack_under_its_python():
     assert "make compat STACKS=${{ matrix.stack }}" in script
 
 
-def test_deploy_publishes_the_built_book_to_pages_from_main():
+def branch_gate(config_text: str, ref_name: str, tmp_path: Path) -> str:
+    """Run the deploy workflow's first job's script on a checkout with ``config_text`` as its
+    _config.yml, as a push to ``ref_name``; returns its ``publish`` output."""
+    [script] = [step["run"] for step in load("deploy.yml")["jobs"]["branch"]["steps"] if "run" in step]
+    (tmp_path / "_config.yml").write_text(config_text)
+    output = tmp_path / "github_output"
+    output.write_text("")
+    env = {"PATH": "/usr/bin:/bin", "GITHUB_REF_NAME": ref_name, "GITHUB_OUTPUT": str(output)}
+    subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env, check=True, capture_output=True, text=True)
+    [line] = output.read_text().splitlines()
+    return line.removeprefix("publish=")
+
+
+def test_deploy_publishes_from_the_branch_that_config_names(tmp_path):
+    """A fork publishing from its own branch (the README's example) set in _config.yml deploys from
+    it; the workflow used to deploy on a push to main only."""
     spec = load("deploy.yml")
-    assert spec["on"]["push"]["branches"] == ["main"]
+    assert "branches" not in (spec["on"]["push"] or {}), "the branch is _config.yml's, not the workflow's"
+    assert spec["jobs"]["build"]["needs"] == "branch"
+    assert spec["jobs"]["build"]["if"] == "needs.branch.outputs.publish == 'true'"
+    ours = (ROOT / "_config.yml").read_text()
+    assert branch_gate(ours, "main", tmp_path) == "true"
+    assert branch_gate(ours, "feature", tmp_path) == "false"
+    fork = ours.replace("  branch: main\n", "  branch: course-2026  # the fork's\n")
+    assert fork != ours
+    assert branch_gate(fork, "course-2026", tmp_path) == "true"
+    assert branch_gate(fork, "main", tmp_path) == "false"
+    with pytest.raises(subprocess.CalledProcessError):
+        branch_gate("title: no repository\n", "main", tmp_path)
+
+
+def test_deploy_publishes_the_built_book_to_pages():
+    spec = load("deploy.yml")
     assert spec["permissions"] == {}, "nothing at workflow level: each job says what it needs"
     assert spec["jobs"]["build"]["permissions"] == {"contents": "read", "pages": "read"}
     assert spec["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
