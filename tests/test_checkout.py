@@ -18,6 +18,7 @@ import pytest
 
 from course_utils import authoring
 from course_utils.authoring import CheckoutError, checkout, find_book
+from course_utils.authoring.lessons import repository
 
 REPO = Path(__file__).resolve().parents[1]
 FORK_URL = "https://github.com/a-fork/attention-copy"
@@ -27,7 +28,9 @@ def copy_of_the_book(root: Path) -> Path:
     """A checkout's book files (its config, toc and lesson sources, one notebook), with another URL."""
     (root / "lessons").mkdir(parents=True)
     config = (REPO / "_config.yml").read_text()
-    (root / "_config.yml").write_text(config.replace("https://github.com/attention-course/attention-step-by-step", FORK_URL))
+    ours = repository(REPO / "_config.yml").url
+    assert ours in config
+    (root / "_config.yml").write_text(config.replace(ours, FORK_URL))
     shutil.copy(REPO / "_toc.yml", root / "_toc.yml")
     for source in sorted((REPO / "lessons").glob("[0-9][0-9]_*.md")):
         shutil.copy(source, root / "lessons" / source.name)

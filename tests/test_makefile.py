@@ -7,6 +7,7 @@ else goes to this environment's Python.
 
 from __future__ import annotations
 
+import re
 import shutil
 import stat
 import subprocess
@@ -85,3 +86,28 @@ def test_the_lock_check_reads_pins_and_ignores_local_version_labels():
                                                          "torch==2.13.0 (have: 2.12.0)"]
     with pytest.raises(ValueError, match="line 1"):
         envcheck.pins("torch>=2\n")
+
+
+def test_the_conda_instructions_take_every_step_of_make_install():
+    """The README's conda steps and environment.yml's header: without fetch-assets, a conda build
+    stopped with 'expected the partial plotly.js bundle'."""
+    makefile = (REPO / "Makefile").read_text()
+    install_rule = makefile.split("$(STAMP): requirements.lock pyproject.toml", 1)[1].split("\ninstall:", 1)[0]
+    assert "-m course_utils.book fetch-assets" in install_rule and "-e ." in install_rule
+    readme = (REPO / "README.md").read_text()
+    [conda] = [part for part in readme.split("\n- ") if part.startswith("**Conda**")]
+    header = (REPO / "environment.yml").read_text().split("\nname:", 1)[0]
+    for text in (conda, header):
+        assert "conda env create -f environment.yml" in text and "conda activate attention-course" in text
+        assert "pip install -e . --no-deps" in text
+        assert "python -m course_utils.book fetch-assets" in text
+
+
+def test_the_readme_and_the_guide_say_what_a_plain_jupyter_book_build_needs():
+    for text in ((REPO / "README.md").read_text(), (REPO / "book" / "instructor_guide.md").read_text()):
+        section = re.search(r"(?i)without make", text)
+        assert section, "no section on building without make"
+        plain = text[section.start():section.start() + 2000]
+        assert "course_utils.book fetch-assets" in plain
+        assert all(variable in plain for variable in ("HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "PYTHONHASHSEED=0"))
+        assert "execution cache" in plain

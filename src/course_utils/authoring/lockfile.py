@@ -65,6 +65,7 @@ def environment_yml(pins: dict[str, str]) -> str:
         "# `python -m course_utils.authoring.lockfile` (make lock): do not edit by hand.",
         "#   conda env create -f environment.yml && conda activate attention-course",
         "#   pip install -e . --no-deps",
+        "#   python -m course_utils.book fetch-assets   # the site's partial plotly.js (npm registry)",
         "name: attention-course",
         "channels:",
         "  - conda-forge",
