@@ -184,6 +184,12 @@ def test_rebuild_runs_only_the_stages_asked_and_times_each(monkeypatch, tmp_path
     assert [r["lr"] for r in result["lr_sweep"]["runs"]] == list(models.LR_SWEEP)  # in the order of the sweep
     assert set(result["timings_s"]) == {"teacher", "sweep"} and result["timings_s"]["teacher"] < 9.0
     assert result["rebuild_s"]["stages"] == ["teacher", "sweep"] and result["rebuild_s"]["wall"] < 9.0
+    # what the bits depend on is recorded with them, and where they hold
+    import torch
+
+    assert result["machine"]["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert result["machine"]["torch"] == torch.__version__ and result["machine"]["processor"]
+    assert "same processor type" in result["reproducibility"]
     assert json.loads(report.read_text()) == result
     with pytest.raises(ValueError, match="expected stages among"):
         assets.rebuild(["teachers"])

@@ -28,13 +28,25 @@ from .jobs import WORKERS, Job, worker_pool
 
 STAGES = ("tokenizer", "teacher", "teacher-sentiment", "students", "sweep", "plateau", "task-distillation")
 # The CPU threads each run is on. A run's bits depend on its thread count (torch splits its sums
-# by thread), so the count is the recipe's, not the machine's, and a rebuild on any machine gives
-# the same bits. One thread: on 2 cores, two one-thread runs side by side do more work than two
+# by thread), so the count is the recipe's, not the machine's, and a rebuild on any machine of
+# the same processor type (REPRODUCIBILITY) gives the same bits. One thread: on 2 cores, two one-thread runs side by side do more work than two
 # two-thread runs (which wait for each other's threads). The bundled teacher-sentiment and
 # student (with student-sentiment) keep the two threads they were built with: the same files.
 STAGE_THREADS = {"teacher": 1, "teacher-sentiment": 2, "students": 1, "sweep": 1, "plateau": 1,
                  "task-distillation": 1}
 BUNDLED_STUDENT_THREADS = 2  # the distilled student of seed 0, the bundled one, and its fine-tuning
+# Where a rebuild gives the same bits, and what holds elsewhere: written into the report with the
+# machine that built it (the numbers are make portability's and the plateau stage's, measured).
+REPRODUCIBILITY = (
+    "Bit for bit only on the same processor type (the CPU capability torch reports and its BLAS's code "
+    "path; each rebuild records its machine under 'machine') with the same torch and transformers, "
+    "whatever the number of cores. "
+    "On another processor type torch and MKL pick other float32 kernels: the teacher's logits move by "
+    "about 1e-6, and a training run carries that into its losses (lesson 08's 1,250 steps: up to 2e-5 "
+    "with AVX2 kernels instead of AVX-512, 0.02 with torch's portable ones), so a rebuild elsewhere gives "
+    "other weights and, near a plateau or a chance-level result, other accuracies. What holds everywhere "
+    "is what the lessons assert: their claims with their tolerances, not the bits."
+)
 MLM_ONLY = "no distillation (MLM only)"  # needs no teacher: trains beside the teacher's pre-training
 
 
@@ -86,6 +98,8 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
     result.pop("torch_threads", None)  # replaced by the recipe's count per stage
     result["threads"] = {**STAGE_THREADS, "students: the bundled one (distilled, seed 0)": BUNDLED_STUDENT_THREADS}
     result["workers"] = WORKERS
+    result["machine"] = machine()
+    result["reproducibility"] = REPRODUCIBILITY
     result["rebuild_s"] = {"stages": list(stages), "wall": time.perf_counter() - start}
     models.REPORT.write_text(json.dumps(result, indent=1) + "\n")
     bundle.record([models.REPORT])
@@ -220,6 +234,23 @@ REPORT_KEYS = {"teacher": None, "teacher-sentiment": None, "students": "students
 
 
 @functools.cache
+def machine() -> dict:
+    """What a rebuild's bits depend on besides the recipes: the processor, the kernels torch
+    chose for it, and the versions of torch and transformers."""
+    import platform
+
+    import torch
+    import transformers
+
+    name = platform.processor()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        name = next((line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
+                     if line.startswith("model name")), name)
+    return {"processor": name or platform.machine(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "torch": torch.__version__, "transformers": transformers.__version__}
+
+
 def _worker_data():
     """``(tokenizer, {"train": ..., "validation": ..., "test": ...})``, loaded and encoded once per
     worker process (about 4 s each time) and read, never changed, by each of its jobs.
