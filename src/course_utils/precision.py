@@ -127,30 +127,55 @@ def _figure_unit(value: float, digits: int) -> float:
     return 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1) if value else 0.0
 
 
-def same_float(a: float, b: float, digits: int = FIGURE_DIGITS) -> bool:
+# Below this fraction of the largest value of its array, a difference is not drawn: a value that
+# is zero on one processor and 6e-17 on another (a grid point at x = 0) is the same point.
+NEGLIGIBLE = 1e-9
+
+
+def same_float(a: float, b: float, digits: int = FIGURE_DIGITS, scale: float = 0.0) -> bool:
     """Whether two drawn values are the same up to a rounding boundary at ``digits`` significant
-    digits: at most one unit apart in that digit (nan equals nan)."""
+    digits: at most one unit apart in that digit, or apart by less than :data:`NEGLIGIBLE` times
+    ``scale`` (the largest magnitude of the array they belong to). nan equals nan."""
     if a == b or (math.isnan(a) and math.isnan(b)):
         return True
     if not (math.isfinite(a) and math.isfinite(b)):
         return False
-    return abs(a - b) <= _figure_unit(max(abs(a), abs(b)), digits) * (1 + 1e-9)
+    difference = abs(a - b)
+    return difference <= _figure_unit(max(abs(a), abs(b)), digits) * (1 + 1e-9) or difference <= NEGLIGIBLE * scale
+
+
+def _scale(*arrays) -> float:
+    """The largest finite magnitude among ``arrays`` (0.0 if none)."""
+    finite = [abs(float(v)) for array in arrays for v in array if math.isfinite(float(v))]
+    return max(finite, default=0.0)
+
+
+def _numbers(values) -> bool:
+    return bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
 def same_figure(a, b, digits: int = FIGURE_DIGITS) -> bool:
     """Whether two figure specs draw the same: the same structure and strings (numbers in strings
-    by :func:`same_text`), integers equal, floats and typed arrays by :func:`same_float`."""
+    by :func:`same_text`), integers equal, floats and typed arrays by :func:`same_float` (an
+    array's values at the scale of the array)."""
     if _is_typed_array(a) and _is_typed_array(b):
         x, y = _decode_typed_array(a), _decode_typed_array(b)
         if x.shape != y.shape or (x.dtype.kind == "f") != (y.dtype.kind == "f"):
             return False
         if x.dtype.kind != "f":
             return bool(np.array_equal(x, y))
-        return all(same_float(float(p), float(q), digits) for p, q in zip(x.ravel(), y.ravel()))
+        scale = _scale(x.ravel(), y.ravel())
+        return all(same_float(float(p), float(q), digits, scale) for p, q in zip(x.ravel(), y.ravel()))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_figure(a[k], b[k], digits) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_figure(x, y, digits) for x, y in zip(a, b))
+        if len(a) != len(b):
+            return False
+        if _numbers(a) and _numbers(b):  # a list of values: compared at the scale of the list
+            scale = _scale(a, b)
+            return all(x == y if isinstance(x, int) and isinstance(y, int) else same_float(float(x), float(y), digits, scale)
+                       for x, y in zip(a, b))
+        return all(same_figure(x, y, digits) for x, y in zip(a, b))
     if isinstance(a, str) and isinstance(b, str):
         return same_text(a, b)
     if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
