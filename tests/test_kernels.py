@@ -33,3 +33,15 @@ def test_largest_difference():
 def test_the_portable_setting_reaches_torch():
     """torch reads ATEN_CPU_CAPABILITY in the fresh process: it reports its portable kernels."""
     assert kernels.probe("ATen portable")["capability"] == "DEFAULT"
+
+
+def test_nbval_runs_strict_with_the_tolerance_on_the_lessons_named(monkeypatch):
+    from course_utils.authoring.lessons import ROOT
+
+    monkeypatch.chdir(ROOT / "lessons")
+    command = kernels.nbval_command(["06_encoder.md", ROOT / "lessons" / "05_masking.ipynb"])
+    assert command[-2:] == ["lessons/06_encoder.ipynb", "lessons/05_masking.ipynb"]  # the last first
+    assert "--nbval" in command and "course_utils.authoring.nbval_tolerance" in command
+    assert len([c for c in kernels.nbval_command() if c.endswith(".ipynb")]) >= 9  # every lesson
+    with pytest.raises(FileNotFoundError, match="expected a lesson notebook"):
+        kernels.nbval_command(["10_missing.md"])

@@ -112,13 +112,24 @@ def print_measures(rows: list[dict]) -> None:
               f"{row['blas_product']:>13.2g} {row['gelu_float64']:>13.2g}")
 
 
+def nbval_command(lessons: list[Path] | None = None) -> list[str]:
+    """The pytest command of :func:`nbval`: strict, as ``make test`` runs it, on ``lessons``
+    (``.md`` or ``.ipynb`` paths, relative to the current directory or absolute; default: every
+    lesson), two at a time, the last first."""
+    sources = lesson_sources() if not lessons else [Path(p).resolve() for p in lessons]
+    for path in sources:
+        if not path.with_suffix(".ipynb").is_file():
+            raise FileNotFoundError(f"expected a lesson notebook, got {path.with_suffix('.ipynb')}")
+    notebooks = [str(p.with_suffix(".ipynb").relative_to(ROOT)) for p in sorted(sources, reverse=True)]
+    return [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
+            "tests/sanitize.cfg", "--nbval-cell-timeout=600", "-p", "course_utils.authoring.nbval_tolerance",
+            "-p", "no:cacheprovider", "-q", "-n", "2", "--dist", "loadfile", *notebooks]
+
+
 def nbval(setting: str, lessons: list[Path] | None = None) -> int:
     """nbval, strict as ``make test`` runs it, on ``lessons`` (default: every lesson) under
     ``setting``; pytest's exit status."""
-    notebooks = [str(p.with_suffix(".ipynb").relative_to(ROOT)) for p in sorted(lessons or lesson_sources(), reverse=True)]
-    command = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
-               "tests/sanitize.cfg", "--nbval-cell-timeout=600", "-p", "course_utils.authoring.nbval_tolerance",
-               "-p", "no:cacheprovider", "-q", "-n", "2", "--dist", "loadfile", *notebooks]
+    command = nbval_command(lessons)
     print(f"\nnbval under {setting!r}: {' '.join(f'{k}={v}' for k, v in SETTINGS[setting].items())}", flush=True)
     start = time.perf_counter()
     status = subprocess.run(command, env=environment(setting), cwd=ROOT, check=False).returncode
@@ -141,7 +152,7 @@ def main(argv=None) -> int:
     settings = [s for s in NBVAL_SETTINGS if not (s == "avx2" and native != "AVX512")]
     if "avx2" not in settings:
         print(f"(no 'avx2' run: torch's own kernels here are {native}, not AVX512)")
-    failed = [s for s in settings if nbval(s, [p.with_suffix(".md") for p in args.lessons] or None)]
+    failed = [s for s in settings if nbval(s, args.lessons or None)]
     print("the committed outputs hold under " + ", ".join(settings) if not failed else f"nbval failed under {failed}")
     return 1 if failed else 0
 
