@@ -70,8 +70,8 @@ def test_the_lesson_table_links_written_lessons_only(tmp_path):
     write_lesson(tmp_path, "00_welcome", "Welcome & more", 10)
     text = course_map.lesson_table_html(course_map.lessons(tmp_path))
     assert '<a href="../lessons/00_welcome.html">Welcome &amp; more</a>' in text
-    assert text.count("<a href=") == 1 and text.count("(coming)") == 8
-    assert text.count("<tr>") == 10  # header and nine lessons
+    assert text.count("<a href=") == 1 and text.count("(coming)") == 9
+    assert text.count("<tr>") == 11  # header and ten lessons
 
 
 def test_an_empty_map_is_refused():
