@@ -18,7 +18,7 @@ def write_lesson(folder, stem, title="A title", minutes=25):
 
 
 def test_the_plan_follows_the_course_design():
-    assert [p.number for p in course_map.PLAN] == list(range(9))
+    assert [p.number for p in course_map.PLAN] == list(range(10))
     assert [p.name for p in course_map.PLAN][:2] == ["Welcome", "RNN recap"]
 
 
@@ -36,12 +36,12 @@ def test_every_written_lesson_is_read_from_its_file():
 def test_planned_lessons_without_a_file_are_coming(tmp_path):
     write_lesson(tmp_path, "00_welcome", "Welcome", 10)
     write_lesson(tmp_path, "01_rnn_recap", "RNN recap", 45)
-    write_lesson(tmp_path, "09_cross_attention", "Cross-attention", 30)
+    write_lesson(tmp_path, "10_cross_attention", "Cross-attention", 30)
     entries = course_map.lessons(tmp_path)
-    assert [e.planned.number for e in entries] == list(range(10))
+    assert [e.planned.number for e in entries] == list(range(11))
     assert [e.minutes for e in entries[:2]] == [10, 45]
-    assert all(e.path is None and e.minutes is None and e.budget_s is None for e in entries[2:9])
-    assert entries[9].title == "Cross-attention" and entries[9].budget_s == bench.DEFAULT_LESSON_BUDGET_S
+    assert all(e.path is None and e.minutes is None and e.budget_s is None for e in entries[2:10])
+    assert entries[10].title == "Cross-attention" and entries[10].budget_s == bench.DEFAULT_LESSON_BUDGET_S
 
 
 def test_a_lesson_without_its_time_is_refused(tmp_path):
@@ -70,8 +70,8 @@ def test_the_lesson_table_links_written_lessons_only(tmp_path):
     write_lesson(tmp_path, "00_welcome", "Welcome & more", 10)
     text = course_map.lesson_table_html(course_map.lessons(tmp_path))
     assert '<a href="../lessons/00_welcome.html">Welcome &amp; more</a>' in text
-    assert text.count("<a href=") == 1 and text.count("(coming)") == 8
-    assert text.count("<tr>") == 10  # header and nine lessons
+    assert text.count("<a href=") == 1 and text.count("(coming)") == 9
+    assert text.count("<tr>") == 11  # header and ten lessons
 
 
 def test_an_empty_map_is_refused():

@@ -22,7 +22,7 @@ module                 used   what it holds
 ``positional``         03-05  sinusoidal and learned position encodings
 ``attention``          03-06  scaled dot-product and multi-head attention
 ``masking``            05-07  padding and causal masks, MLM masking
-``hf_reference``       05     Hugging Face's own mask functions, across releases
+``hf_reference``       05,09  Hugging Face's own mask, RoPE and repeat_kv functions
 ``encoder``            06-07  DistilBERT's encoder from scratch (the model)
 ``encoder_pieces``     06     LayerNorm and the block as plain functions
 ``hf_weights``         06-07  Hugging Face's and BERT's weights in the encoder
@@ -34,6 +34,11 @@ module                 used   what it holds
 ``sizes``              07-08  parameter counts from model configs
 ``task_heads``         08     classification head, word labels on WordPiece tokens
 ``inference``          08     int8 quantisation, bf16, size on disk
+``prenorm``            09     the pre-LN block, equal to torch's norm_first layer
+``rope``               09     rotary position embeddings, Llama's layout
+``grouped_query``      09     repeat_kv and the KV cache's bytes from model configs
+``decoder``            09     a small RoPE decoder, its KV cache, generation
+``online_softmax``     09     attention over blocks of keys, peak memory measured
 ``widgets``            03-07  explorers: live ipywidgets and kernel-free twins
 ``figures``            01-07  each lesson's own figures and explorers
 ``validation``         all    the argument checks every module shares

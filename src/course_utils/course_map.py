@@ -73,6 +73,12 @@ PLAN = (
         "soft targets: teacher → student",
     ),
     Planned(8, "Using DistilBERT", "fine-tune, extract features, save and load", "classify it, or use its vectors"),
+    Planned(
+        9,
+        "Bonus: since DistilBERT",
+        "carry attention forward: pre-LN, a decoder and its KV cache, RoPE, grouped-query attention, blocks",
+        "written one token at a time",
+    ),
 )
 
 

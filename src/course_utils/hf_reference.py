@@ -105,3 +105,62 @@ def _eager_attention_forward():
 def eager_attention_source() -> str:
     """Which transformers module the eager attention of :func:`eager_attention` comes from."""
     return _eager_attention_forward().__module__
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 09: rotary position embeddings and grouped-query attention, from Llama's code
+
+ROPE_MODELS = ("llama", "mistral", "qwen2")  # the first that has the function is used
+
+
+def _llama_like(name: str):
+    """The function ``name`` of the first of :data:`ROPE_MODELS` whose modelling module has it."""
+    import importlib
+
+    for model in ROPE_MODELS:
+        try:
+            module = importlib.import_module(f"transformers.models.{model}.modeling_{model}")
+        except ImportError:  # pragma: no cover - every supported transformers has Llama
+            continue
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise ImportError(f"this transformers has no {name} in {', '.join(ROPE_MODELS)}")
+
+
+def apply_rotary_pos_emb(queries: torch.Tensor, keys: torch.Tensor, cos: torch.Tensor,
+                         sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Hugging Face's ``apply_rotary_pos_emb`` (Llama's): ``queries (B, H, T, d)``, ``keys (B, H_kv, T, d)``,
+    ``cos`` and ``sin (B, T, d)`` -> the rotated queries and keys."""
+    return _llama_like("apply_rotary_pos_emb")(queries, keys, cos, sin)
+
+
+def rotary_cos_sin(positions, head_dim: int, base: float = 10000.0,
+                   dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+    """The cosines and sines of Llama's ``LlamaRotaryEmbedding``: ``positions (T,)`` -> two ``(1, T, d)``.
+
+    Built from a ``LlamaConfig`` with one head of width ``head_dim`` and ``rope_theta = base``
+    (``rope_parameters`` from transformers 5 on, ``rope_theta`` before).
+    """
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    config = LlamaConfig(hidden_size=head_dim, num_attention_heads=1, num_key_value_heads=1, head_dim=head_dim,
+                         intermediate_size=4 * head_dim, num_hidden_layers=1, vocab_size=8)
+    if isinstance(getattr(config, "rope_parameters", None), dict):
+        config.rope_parameters = {**config.rope_parameters, "rope_type": "default", "rope_theta": float(base)}
+    else:  # transformers 4.x
+        config.rope_theta = float(base)
+    rotary = LlamaRotaryEmbedding(config)
+    position_ids = torch.as_tensor(positions, dtype=torch.long)[None, :]  # (1, T)
+    dummy = torch.zeros(1, 1, dtype=dtype)  # only its dtype and device are read
+    return rotary(dummy, position_ids)
+
+
+def repeat_kv(hidden_states: torch.Tensor, n_rep: int) -> torch.Tensor:
+    """Hugging Face's ``repeat_kv`` (Llama's): ``(B, H_kv, T, d)`` -> ``(B, H_kv * n_rep, T, d)``."""
+    return _llama_like("repeat_kv")(hidden_states, n_rep)
+
+
+def rope_source() -> str:
+    """Which transformers module :func:`apply_rotary_pos_emb` and :func:`repeat_kv` come from."""
+    return _llama_like("apply_rotary_pos_emb").__module__

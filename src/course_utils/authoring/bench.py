@@ -23,7 +23,7 @@ from .lessons import ROOT, lesson_sources, run_lesson
 # Budgets in seconds, from the issues that introduced each lesson; lessons not listed get DEFAULT.
 LESSON_BUDGET_S = {"00_welcome": 30, "01_rnn_recap": 30, "02_tokens_embeddings": 45, "03_positional_encoding": 45,
                    "04_self_attention": 45, "05_masking": 45, "06_encoder": 60,
-                   "07_distillation": 180, "08_using_distilbert": 180}
+                   "07_distillation": 180, "08_using_distilbert": 180, "09_since_distilbert": 90}
 DEFAULT_LESSON_BUDGET_S = 180
 CACHED_BUILD_BUDGET_S = 60
 

@@ -52,6 +52,7 @@ from .mlm import check_mlm_mask
 from .multi_head import check_merge_heads, check_split_heads
 from .positional import check_add_positions, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
+from .since_distilbert import check_apply_rope, check_blocked_attention, check_decode_step, check_repeat_kv
 from .task_heads import check_align_labels, check_classification_head
 from .tokens import check_embedding_lookup, check_frame_tokens, check_pad_batch
 from .training import check_train_step
@@ -63,6 +64,10 @@ __all__ = [
     "Mistake",
     "Symptom",
     "check_add_positions",
+    "check_apply_rope",
+    "check_blocked_attention",
+    "check_decode_step",
+    "check_repeat_kv",
     "check_align_labels",
     "check_causal_mask",
     "check_classification_head",

@@ -1,0 +1,114 @@
+"""Attention without the T x T matrix: the online softmax over blocks of keys (lesson 09).
+
+Lesson 04's attention computes every score ``(T_q, T_k)`` at once, then the softmax, then the
+weighted sum of the values: its memory grows as ``T^2``. The online softmax (Milakov & Gimelshein,
+2018) reads the keys block by block and keeps, for each query, three running quantities: the
+largest score seen so far ``m``, the sum of ``exp(score - m)`` so far ``l``, and the weighted sum of
+the values so far ``acc``. When a block brings a larger maximum, what was summed is rescaled by
+``exp(m_old - m_new)``; at the end ``acc / l`` is exactly ``softmax(scores) @ V``. FlashAttention
+(Dao et al., 2022) is this loop, in tiles that fit a GPU's fast memory.
+
+:func:`blocked_attention` is the loop; :func:`peak_memory_bytes` measures the peak memory that torch
+allocates while a function runs (torch's profiler, on the CPU), the measure of lesson 09's figure.
+
+Axis names: ``T_q`` queries, ``T_k`` keys and values, ``d_k`` query/key width, ``d_v`` value width,
+``...`` any leading axes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import Any, Callable
+
+import torch
+
+from .attention import _as_given, _tensors, is_torch
+from .validation import positive_int
+
+__all__ = ["blocked_attention", "peak_memory_bytes"]
+
+
+def blocked_attention(queries: Any, keys: Any, values: Any, block_size: int) -> Any:
+    """``softmax(Q K^T / sqrt(d_k)) V`` without the ``(T_q, T_k)`` matrix, ``block_size`` keys at a time.
+
+    ``queries (..., T_q, d_k)``, ``keys (..., T_k, d_k)``, ``values (..., T_k, d_v)`` ->
+    ``(..., T_q, d_v)``. Never holds more than ``(..., T_q, block_size)`` scores; equal to
+    :func:`course_utils.attention.scaled_dot_product_attention` to float rounding (tested). No mask.
+    numpy in gives numpy out.
+    """
+    block_size = positive_int("block_size", block_size)
+    numpy_in = not is_torch(queries)
+    queries, keys, values = _tensors(queries=queries, keys=keys, values=values)
+    if queries.ndim < 2 or keys.ndim < 2 or values.ndim < 2:
+        raise ValueError(f"expected queries, keys, values of shape (..., T, d), got {tuple(queries.shape)}, "
+                         f"{tuple(keys.shape)}, {tuple(values.shape)}")
+    if keys.shape[-1] != queries.shape[-1]:
+        raise ValueError(f"expected keys of shape (..., T_k, d_k={queries.shape[-1]}), got {tuple(keys.shape)}")
+    if values.shape[-2] != keys.shape[-2] or keys.shape[-2] == 0:
+        raise ValueError(f"expected values of shape (..., T_k={keys.shape[-2]}, d_v) and T_k >= 1, "
+                         f"got {tuple(values.shape)}")
+    scale = queries.shape[-1] ** -0.5
+    lead = torch.broadcast_shapes(queries.shape[:-2], keys.shape[:-2], values.shape[:-2])
+    running_max = torch.full((*lead, queries.shape[-2], 1), -torch.inf, dtype=queries.dtype)  # m: (..., T_q, 1)
+    running_sum = torch.zeros((*lead, queries.shape[-2], 1), dtype=queries.dtype)  # l: (..., T_q, 1)
+    acc = torch.zeros((*lead, queries.shape[-2], values.shape[-1]), dtype=queries.dtype)  # (..., T_q, d_v)
+    for start in range(0, keys.shape[-2], block_size):
+        block_keys = keys[..., start:start + block_size, :]  # (..., b, d_k)
+        block_values = values[..., start:start + block_size, :]  # (..., b, d_v)
+        scores = (queries @ block_keys.transpose(-2, -1)) * scale  # (..., T_q, b): one block of scores
+        new_max = torch.maximum(running_max, scores.amax(dim=-1, keepdim=True))  # (..., T_q, 1)
+        correction = torch.exp(running_max - new_max)  # rescales what was summed under the old maximum
+        exps = torch.exp(scores - new_max)  # (..., T_q, b)
+        running_sum = running_sum * correction + exps.sum(dim=-1, keepdim=True)
+        acc = acc * correction + exps @ block_values
+        running_max = new_max
+    return _as_given(acc / running_sum, numpy_in)
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence file descriptor 2 (torch's profiler prints start/stop lines from C++ there)."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no real stderr (some embedded interpreters): nothing to silence
+        yield
+        return
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int:
+    """The peak of the memory torch allocates on the CPU while ``fn(*args)`` runs, in bytes.
+
+    Measured with ``torch.profiler`` (``profile_memory=True``): every allocation and release of the
+    call, in the order they happened, summed as they come; the largest running total is the peak.
+    It counts the tensors torch allocates during the call (the inputs, allocated before, are not
+    counted; the output is), not Python objects or numpy arrays. Runs on one thread, so that the
+    number does not depend on the machine's cores (kernels allocate per-thread buffers).
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    if not callable(fn):
+        raise TypeError(f"expected a function to measure, got {type(fn).__name__}")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as profiler:
+            result = fn(*args)
+            del result
+    finally:
+        torch.set_num_threads(threads)
+    events = sorted((e for e in profiler.events() if e.self_cpu_memory_usage), key=lambda e: e.time_range.start)
+    current = peak = 0
+    for event in events:
+        current += event.self_cpu_memory_usage  # its own allocations, not its sub-operations' again
+        peak = max(peak, current)
+    return peak
