@@ -10,7 +10,7 @@ module                 used   what it holds
 ``data``               00-08  the running example "I love NLP", the course corpus
 ``plots``              00-08  plotly figure builders, one palette
 ``rendering``          00-08  the course renderer: figures in notebooks and on the site
-``precision``          00-08  what a figure shows of a number; comparing outputs across CPUs
+``precision``          00-09  what a figure shows of a number; comparing outputs across CPUs
 ``tables``             01-08  labelled text tables of vectors
 ``quiz``               01-08  the self-check quiz at the end of a lesson
 ``checks``             00-08  exercise checkers, one module per topic
