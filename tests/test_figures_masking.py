@@ -51,14 +51,14 @@ def test_the_figure_draws_raw_and_masked_scores_and_the_package_weights():
     fig = figures.masked_attention_figure(raw, mask, TOKENS[1], title="t", decimals=4)
     assert [a.text for a in fig.layout.annotations] == ["scores", "masked scores (grey: blocked)", "weights"]
     raw_trace, masked_trace, grey_trace, weights_trace = fig.data
-    np.testing.assert_allclose(np.array(raw_trace.z, dtype=float), raw, atol=5e-5)
+    np.testing.assert_allclose(np.array(raw_trace.z, dtype=float), raw, rtol=5e-4, atol=1e-12)  # 4 significant digits (course_utils.precision)
     masked = np.array(masked_trace.z, dtype=float)
     assert np.isnan(masked[~mask]).all()
-    np.testing.assert_allclose(masked[mask], raw[mask], atol=5e-5)
+    np.testing.assert_allclose(masked[mask], raw[mask], rtol=5e-4, atol=1e-12)  # 4 significant digits (course_utils.precision)
     np.testing.assert_array_equal(np.array(grey_trace.text) == "blocked", ~mask)
     _, expected = attention.scaled_dot_product_attention(queries, keys, np.eye(5), mask)
     weights = np.array(weights_trace.z, dtype=float)
-    np.testing.assert_allclose(weights, expected, atol=5e-5)
+    np.testing.assert_allclose(weights, expected, rtol=5e-4, atol=1e-12)  # 4 significant digits (course_utils.precision)
     assert (weights[~mask] == 0).all()
     assert (weights_trace.zmin, weights_trace.zmax) == (0.0, 1.0)
     assert [t.xaxis for t in fig.data] == ["x", "x2", "x2", "x3"]  # side by side, one panel each
