@@ -92,6 +92,9 @@ def test_merge_streams_joins_consecutive_chunks_of_one_stream_only():
     ("1. RNN recap: reading one word ata time", "1. RNN recap: reading one word at a time", True),
     ("The mapThe map", "The map", True),
     ("5.3. 5.3. Causal masks: the decoder’sCausal masks: the decoder’sview", "5.3. Causal masks: the decoder’s view", True),
+    ("6.10. What do the heads look at? Anattention explorerattention explorer",
+     "6.10. What do the heads look at? An attention explorer", True),  # the last line doubled
+    ("6.10. What do the heads look at?", "6.10. What do the heads look at? An attention explorer", False),
     ("5.4. Explore the masks", "5.3. Causal masks: the decoder’s view", False),
     ("Start here", "Contents", False),
     ("Contents", "1. Contents", False),  # another number is another heading

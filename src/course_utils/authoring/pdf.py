@@ -191,14 +191,26 @@ def _names(title: str, heading: str) -> bool:
     """Whether Chromium's bookmark ``title`` names ``heading``.
 
     Chromium's titles lose the spaces at line breaks ("reading one word ata time"), and some come
-    with their first line given twice ("5.3. 5.3. Causal masks: the decoder'sCausal masks: the
+    with a line given twice (the last: "What do the heads look at? Anattention explorerattention
+    explorer"), or their first line ("5.3. 5.3. Causal masks: the decoder'sCausal masks: the
     decoder'sview"): compared without white space, such a title starts with the heading's number,
     ends with its name and is at most twice as long.
     """
     number, name = re.fullmatch(r"((?:\d+\.)*)\s*(.*)", heading, re.S).groups()
     squeezed, whole = _squeezed(title), _squeezed(heading)
-    return squeezed == whole or (squeezed.startswith(_squeezed(number)) and squeezed.endswith(_squeezed(name))
-                                 and len(squeezed) <= 2 * len(whole))
+    if squeezed == whole or _undoubled(squeezed) == _undoubled(whole):
+        return True
+    return (squeezed.startswith(_squeezed(number)) and squeezed.endswith(_squeezed(name))
+            and len(squeezed) <= 2 * len(whole))
+
+
+def _undoubled(text: str) -> str:
+    """``text`` with every run given twice in a row given once ("Anattentionexplorerattentionexplorer"
+    -> "Anattentionexplorer"): Chromium doubles the first or the last line of some wrapped titles."""
+    previous = None
+    while previous != text:
+        previous, text = text, re.sub(r"(.{3,}?)\1", r"\1", text)
+    return text
 
 
 class _NotTheTrailerSize:
