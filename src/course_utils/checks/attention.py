@@ -23,13 +23,7 @@ import numpy as np
 
 from .. import attention
 from .engine import Case, Exercise, Mistake, Symptom, run_checks
-from .values import as_float_array, close_values, describe, shape_of
-
-
-def _has_nan(value: Any) -> bool:
-    array = as_float_array(value)
-    return array is not None and not np.all(np.isfinite(array))
-
+from .values import as_float_array, close_values, describe, has_non_finite, shape_of
 
 # --------------------------------------------------------------------------------------------
 # Lesson 04: softmax
@@ -80,7 +74,7 @@ _SOFTMAX = Exercise(
         Symptom(
             "nan or inf for large values: exp(1000) overflows. Subtract the maximum of each row first, "
             "x - x.max(axis=axis, keepdims=True) (it cancels in the ratio, and the largest exponent is exp(0) = 1).",
-            lambda result, case: _has_nan(result),
+            lambda result, case: has_non_finite(result),
         ),
         Symptom(
             "some values are negative: a softmax is exp(...) / sum(exp(...)), positive everywhere.",
@@ -273,7 +267,7 @@ _SDPA = Exercise(
         Symptom(
             "nan or inf for large scores: your softmax overflows. Subtract each row's maximum before the "
             "exponential (or use the softmax of the previous exercise).",
-            lambda result, case: any(_has_nan(part) for part in _outputs(result)),
+            lambda result, case: any(has_non_finite(part) for part in _outputs(result)),
         ),
         Symptom(
             "the weights sum to 1 over the queries: take the softmax along the last axis (the keys).",

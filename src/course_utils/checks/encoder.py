@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import attention, encoder, encoder_pieces
 from .engine import Case, Exercise, Mistake, Symptom, equal_integers, run_checks
-from .values import as_float_array, close_values
+from .values import as_float_array, close_values, has_non_finite
 
 # --------------------------------------------------------------------------------------------
 # LayerNorm
@@ -59,9 +59,6 @@ def _no_keepdims(x, gamma, beta, eps=encoder.LAYER_NORM_EPS):
     return _f64(gamma) * (x - x.mean(axis=-1)) / np.sqrt(x.var(axis=-1) + eps) + _f64(beta)
 
 
-def _has_nan(value: Any) -> bool:
-    array = as_float_array(value)
-    return array is not None and not np.all(np.isfinite(array))
 
 
 _LAYER_NORM = Exercise(
@@ -144,7 +141,7 @@ _LAYER_NORM = Exercise(
         Symptom(
             "nan or inf: on a constant vector the variance is 0. That is what eps is for: "
             "(x - mean) / sqrt(var + eps), eps inside the square root.",
-            lambda result, case: _has_nan(result),
+            lambda result, case: has_non_finite(result),
         ),
         Symptom(
             "the result should have the shape of x: normalise each vector along the last axis, with "

@@ -15,7 +15,7 @@ import torch
 
 from .. import attention, decoder, grouped_query, rope
 from .engine import Case, Exercise, Mistake, Symptom, run_checks
-from .values import as_float_array, close_values
+from .values import as_float_array, close_values, has_non_finite
 
 __all__ = ["check_apply_rope", "check_blocked_attention", "check_decode_step", "check_repeat_kv"]
 
@@ -287,9 +287,6 @@ def _blocked_variant(q, k, v, block_size, *, rescale_acc=True, rescale_sum=True,
         return acc / s if divide else acc
 
 
-def _has_nan(result: Any, case: Case) -> bool:
-    array = as_float_array(result)
-    return array is not None and not np.all(np.isfinite(array))
 
 
 _BLOCKED = Exercise(
@@ -311,7 +308,7 @@ _BLOCKED = Exercise(
     ),
     symptoms=(
         Symptom("nan or inf: with large scores exp overflows. Subtract the running maximum before the exponential, "
-                "and rescale what was summed by exp(m_old - m_new) when it grows.", _has_nan),
+                "and rescale what was summed by exp(m_old - m_new) when it grows.", lambda result, case: has_non_finite(result)),
     ),
     fallback="for each block: scores = Q @ K_block^T / sqrt(d_k); m_new = max(m, scores.max(-1)); "
     "c = exp(m - m_new); l = l * c + exp(scores - m_new).sum(-1); acc = acc * c + exp(scores - m_new) @ V_block; "

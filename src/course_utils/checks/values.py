@@ -21,6 +21,12 @@ def as_float_array(value: Any) -> np.ndarray | None:
     return array
 
 
+def has_non_finite(value: Any) -> bool:
+    """Whether ``value`` is numeric and holds a nan or an infinity (a symptom checkers name)."""
+    array = as_float_array(value)
+    return array is not None and not np.all(np.isfinite(array))
+
+
 def describe(value: Any) -> str:
     """``"a tuple"``, ``"an array of shape (2, 3)"``: what the learner returned, in words."""
     shape = getattr(value, "shape", None)
