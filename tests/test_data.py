@@ -247,3 +247,61 @@ def test_labels_follow_the_rules_for_any_seed(seed):
 def test_sentence_text_reads_like_english():
     sentence = data.Sentence(("i", "love", "nlp", ",", "but", "it", "is", "hard", "."), ("PRON",) * 9, 1)
     assert sentence.text == "I love NLP, but it is hard."
+
+
+# The sentiment task: the corpus's sentences, drawn so that composition decides a minority of labels
+
+
+def _independent_kind(sentence):
+    """The kind of a sentence read from its words and tags with the independent parser above."""
+    words, tags = sentence.words, sentence.tags
+    end = len(words) - 1
+    start = tags.index("CONJ") + 1 if "CONJ" in tags else 0
+    predicate = words[_main_predicate_start(words, tags, start, end):end]
+    if "not" in predicate[:3] or "never" in predicate[:3]:
+        return "negation"
+    if "but" in words:
+        return "but"
+    return "relative clause" if "REL" in tags else "lexical"
+
+
+def test_each_sentence_knows_which_main_clauses_are_negated_and_its_kind():
+    for sentence in data.corpus("test"):
+        assert len(sentence.negated) == 1 + ("CONJ" in sentence.tags)
+        assert sentence.kind == _independent_kind(sentence), sentence.text
+    assert {s.kind for s in data.corpus("test")} == set(data.KINDS)
+    # a sentence made by hand, without the analysis, reads its kind from its words
+    made = data.Sentence(("the", "cat", "is", "happy", "."), ("DET", "NOUN", "AUX", "ADJ", "PUNCT"), 1)
+    assert made.kind == "lexical"
+
+
+def test_recording_the_analysis_leaves_every_sentence_as_it_was():
+    """The tokenizer and the pre-trained models read these sentences: the analysis must not move them."""
+    assert data.generate_sentences(1, seed=0)[0].text == (
+        "The cat feared the plun, but the green donkey respected the dragons."
+    )
+    digest = __import__("hashlib").sha256("\n".join(s.text for s in data.corpus("train")).encode()).hexdigest()
+    assert digest == TRAIN_DIGEST
+
+
+TRAIN_DIGEST = "3f97b5084850d8c3d0116b45a009b9660b79f1befe7243b31c2a7cb4be1f3344"  # before the analysis was recorded
+
+
+def test_the_sentiment_task_keeps_each_kind_at_its_rate_and_negation_a_minority():
+    for split in ("train", "validation", "test"):
+        task = data.sentiment_task(split)
+        assert task == data.sentiment_task(split)  # seeded
+        pool = data.corpus("train") if split == "train" else data._held_out(split, data.TASK_POOL[split])
+        assert set(task) <= set(pool)
+        kinds = [s.kind for s in task]
+        shares = {k: kinds.count(k) / len(kinds) for k in data.KINDS}
+        assert 0.10 < shares["negation"] < 0.20 and shares["lexical"] > 0.35, shares
+        assert 0.40 < sum(s.label for s in task) / len(task) < 0.55
+        for kind, keep in data.TASK_KEEP.items():  # each kind kept at its rate, within 4 standard errors
+            available = sum(s.kind == kind for s in pool)
+            kept = kinds.count(kind)
+            assert abs(kept - keep * available) <= 4 * (available * keep * (1 - keep)) ** 0.5 + 1e-9, kind
+    assert 1_800 < len(data.sentiment_task("test")) < 2_200
+    assert data.corpus("test") == data._held_out("test", data.TASK_POOL["test"])[:2_000]  # the corpus's split is the pool's start
+    with pytest.raises(ValueError, match="expected split to be one of"):
+        data.sentiment_task("dev")

@@ -159,3 +159,77 @@ def test_seed_spread_shows_every_seed_and_each_mean():
     assert points.marker.symbol != fig.data[2].marker.symbol and fig.layout.scattermode == "group"
     with pytest.raises(ValueError, match="at least one setting"):
         plots.seed_spread({}, title="t", x_title="x", y_title="y")
+
+
+def test_task_objective_on_unlabelled_rows_is_the_soft_targets_alone():
+    """Hinton's transfer set: a row without a label learns from T²·KL alone, a labelled row from
+    Hinton's loss; the batch's loss is the mean of its rows'. Checked against torch's KLDivLoss."""
+    torch.manual_seed(1)
+    teacher = torch.randn(6, 2)
+    labelled = torch.tensor([True, False, True, False, False, True])
+    T, alpha = 2.0, 0.5
+    objective = distill.task_objective(teacher, alpha=alpha, temperature=T, labelled=labelled)
+    logits, rows = torch.randn(4, 2), np.array([1, 0, 3, 5])
+    labels = torch.tensor([-100, 1, -100, 0])  # the unlabelled rows' labels are never read
+    kl = torch.nn.KLDivLoss(reduction="none")
+    per_row = T**2 * kl(F.log_softmax(logits / T, -1), F.softmax(teacher[rows] / T, -1)).sum(-1)
+    hard = F.cross_entropy(logits, labels.clamp(min=0), reduction="none")
+    known = labelled[rows]
+    expected = torch.where(known, alpha * hard + (1 - alpha) * per_row, per_row).mean()
+    torch.testing.assert_close(objective(logits, labels, rows), expected)
+    # every row labelled: the same as without the mask
+    everyone = distill.task_objective(teacher, alpha=alpha, temperature=T, labelled=torch.ones(6, dtype=torch.bool))
+    plain = distill.task_objective(teacher, alpha=alpha, temperature=T)
+    gold = torch.tensor([1, 0, 1, 0])
+    torch.testing.assert_close(everyone(logits, gold, rows), plain(logits, gold, rows))
+
+
+@pytest.mark.parametrize("labelled", [[True, False], torch.ones(5), torch.ones(4, dtype=torch.bool)])
+def test_task_objective_rejects_a_labelled_mask_that_is_not_one_bool_per_example(labelled):
+    with pytest.raises(ValueError, match=r"labelled to be a bool tensor of shape \(N,\)=\(5,\)"):
+        distill.task_objective(torch.randn(5, 2), labelled=torch.as_tensor(labelled))
+
+
+def test_evaluations_during_fine_tuning_leave_the_run_as_it_was(tokenizer, small):
+    """``evaluate`` runs in eval mode every ``evaluate_every`` steps and changes no loss: lesson 08's
+    per-kind curves come from the very run the lesson replays."""
+    kinds = [s.kind for s in data.corpus("train")[:96]]
+    plain = training.train_classifier(tiny_classifier(tokenizer), small, tokenizer.pad_token_id, steps=12,
+                                      batch_size=8, progress=False)
+    modes = []
+
+    def evaluate(model):
+        modes.append(model.training)
+        return training.accuracy_by_kind(model, small, kinds, tokenizer.pad_token_id)
+
+    watched = training.train_classifier(tiny_classifier(tokenizer), small, tokenizer.pad_token_id, steps=12,
+                                        batch_size=8, progress=False, evaluate=evaluate, evaluate_every=5)
+    assert watched.losses == plain.losses
+    assert [step for step, _ in watched.evaluations] == [5, 10] and modes == [False, False]
+    assert set(watched.evaluations[0][1]) == set(kinds)
+    with pytest.raises(TypeError, match="expected evaluate to be a function"):
+        training.train_classifier(tiny_classifier(tokenizer), small, tokenizer.pad_token_id, steps=1, evaluate=3)
+
+
+def test_accuracy_by_kind_is_the_accuracy_of_each_group(tokenizer, small):
+    model = tiny_classifier(tokenizer)
+    kinds = ["a" if i % 3 else "b" for i in range(len(small.ids))]
+    right = training.predict(model, small, tokenizer.pad_token_id) == np.array(small.labels)
+    by_kind = training.accuracy_by_kind(model, small, kinds, tokenizer.pad_token_id)
+    assert list(by_kind) == ["b", "a"]
+    assert by_kind["b"] == right[::3].mean() and by_kind["a"] == np.delete(right, np.s_[::3]).mean()
+    with pytest.raises(ValueError, match="a kind per sentence"):
+        training.accuracy_by_kind(model, small, kinds[:-1], tokenizer.pad_token_id)
+
+
+def test_plateau_end_is_where_the_moving_average_first_drops_below_the_threshold():
+    curve = [0.69] * 40 + [0.3] * 40
+    end = training.plateau_end(curve)
+    window = training.PLATEAU_WINDOW
+    averages = training.smooth(curve)
+    assert averages[end - window] < training.PLATEAU_EXIT <= averages[end - window - 1]
+    assert training.plateau_end([0.69] * 100) is None
+    assert training.plateau_end([0.1] * 30) == window  # below from the start: the first full window
+    np.testing.assert_allclose(training.smooth([1, 2, 3, 4], window=2), [1.5, 2.5, 3.5])
+    with pytest.raises(ValueError, match="at least window=25 steps"):
+        training.plateau_end([0.5] * 10)

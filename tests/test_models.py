@@ -35,8 +35,9 @@ def test_report_matches_the_bundled_models(tokenizer):
     """The committed report is not stale: re-measuring the bundled models gives its numbers."""
     report = models.report()
     test = training.encode(data.corpus("test"), tokenizer)
+    task_test = training.encode(data.sentiment_task("test"), tokenizer)
     classifier = models.load_bundled("teacher-sentiment")
-    assert training.accuracy(classifier, test, tokenizer.pad_token_id) == pytest.approx(
+    assert training.accuracy(classifier, task_test, tokenizer.pad_token_id) == pytest.approx(
         report["sentiment_accuracy_test"], abs=0.002
     )
     teacher = models.load_bundled("teacher")
@@ -44,9 +45,22 @@ def test_report_matches_the_bundled_models(tokenizer):
     assert training.mlm_accuracy(teacher, test, tokenizer) == pytest.approx(report["mlm_accuracy_test"], abs=0.002)
 
 
-def test_teacher_beats_the_bag_of_words_baseline_by_ten_points():
+def test_the_sentiment_task_meets_the_targets_of_issue_32():
+    """Mostly lexical, composition for a minority: a bag of words at least 15 points below the
+    teacher; every fine-tuning run of the recipe (teacher and students, five seeds each) leaves
+    ln 2 within its first 20% of steps; every distilled seed keeps 97% of the teacher's accuracy."""
     report = models.report()
-    assert report["sentiment_accuracy_test"] >= report["bag_of_words_accuracy_test"] + 0.10
+    assert report["sentiment_accuracy_test"] >= report["bag_of_words_accuracy_test"] + 0.15
+    teacher_runs = report["teacher_fine_tuning_runs"]
+    student_runs = [r for r in report["students"]["runs"] if r["run"] in models.SEEDED_RUNS]
+    assert [r["seed"] for r in teacher_runs] == list(models.TEACHER_SEEDS) and len(models.TEACHER_SEEDS) >= 5
+    assert len(student_runs) == 2 * len(models.STUDENT_SEEDS) and len(models.STUDENT_SEEDS) >= 5
+    for run in teacher_runs + report["students"]["runs"]:
+        steps = len(run["fine_tuning_loss_curve"])
+        assert run["plateau_end"] is not None and run["plateau_end"] <= 0.2 * steps, (run.get("run"), run["seed"])
+        assert run["plateau_end"] == training.plateau_end(run["fine_tuning_loss_curve"])
+    teacher = report["sentiment_accuracy_test"]
+    assert all(r["sentiment_accuracy_test"] >= 0.97 * teacher for r in student_runs if r["run"] == "distilled")
 
 
 def test_teacher_fills_in_a_masked_word_of_the_grammar(tokenizer):
@@ -122,11 +136,13 @@ def test_the_report_holds_every_stage_and_the_learning_rate_sweep():
     assert set(assets.STAGES) == {"tokenizer", "teacher", "teacher-sentiment", "students", "sweep", "plateau",
                                   "task-distillation"}
     assert set(report["timings_s"]) == set(assets.STAGES)
-    assert [r["lr"] for r in report["lr_sweep"]["runs"]] == list(models.LR_SWEEP)
-    assert models.STUDENT_FINE_TUNING["lr"] not in models.LR_SWEEP  # its run is the students stage's
-    for run in report["students"]["runs"]:
-        batches_per_epoch = -(-len(data.corpus("train")) // models.STUDENT_FINE_TUNING["batch_size"])
+    assert {(r["lr"], r["seed"]) for r in report["lr_sweep"]["runs"]} == {
+        (lr, seed) for lr in models.LR_SWEEP for seed in models.SWEEP_SEEDS}
+    assert models.STUDENT_FINE_TUNING["lr"] not in models.LR_SWEEP  # its runs are the schedule study's
+    batches_per_epoch = -(-len(data.sentiment_task("train")) // models.STUDENT_FINE_TUNING["batch_size"])
+    for run in report["students"]["runs"] + report["teacher_fine_tuning_runs"]:
         assert len(run["fine_tuning_loss_curve"]) == models.STUDENT_FINE_TUNING["epochs"] * batches_per_epoch
+    assert report["sentiment_task"] == assets.task_summary()
 
 
 def test_the_readme_states_make_assets_time_as_the_report_measured_it():
@@ -134,31 +150,45 @@ def test_the_readme_states_make_assets_time_as_the_report_measured_it():
 
     from course_utils.authoring.lessons import ROOT
 
-    stated = re.search(r"`rebuild_s`, (\d+) minutes in all", (ROOT / "README.md").read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    stated = re.search(r"`rebuild_s`, (\d+) minutes for the stages (.+?) on 2 cores", readme)
     assert stated, "README.md no longer states make assets' time in the form this test reads"
     rebuilt = models.report()["rebuild_s"]
-    assert rebuilt["stages"] == list(assets.STAGES), "the report's last rebuild was not a full one"
     assert int(stated.group(1)) == round(rebuilt["wall"] / 60)
+    assert stated.group(2) == ", ".join(rebuilt["stages"])
     assert models.report()["threads"] == {**assets.STAGE_THREADS,
                                           "students: the bundled one (distilled, seed 0)": assets.BUNDLED_STUDENT_THREADS}
 
 
-def test_the_report_holds_the_plateau_runs_of_lesson_08():
+def test_the_report_holds_the_schedule_study_of_lesson_08_at_equal_total_learning_rate():
     plateau = models.report()["plateau"]
     assert plateau["fine_tuning"] == models.STANDARD_FINE_TUNING and list(plateau["schedules"]) == list(models.PLATEAU_SCHEDULES)
     runs = {(r["schedule"], r["seed"]) for r in plateau["runs"]}
     assert runs == {(s, seed) for s in models.PLATEAU_SCHEDULES for seed in models.PLATEAU_SEEDS}
-    steps = -(-len(data.corpus("train")) // models.STANDARD_FINE_TUNING["batch_size"])
+    steps = models.STANDARD_FINE_TUNING["epochs"] * -(-len(data.sentiment_task("train")) // models.STANDARD_FINE_TUNING["batch_size"])
     assert all(len(r["fine_tuning_loss_curve"]) == steps for r in plateau["runs"])
     assert set(plateau["versions"]) == {"torch", "transformers"}
+    totals = set()
+    for schedule in models.PLATEAU_SCHEDULES.values():
+        recipe = dict(models.STANDARD_FINE_TUNING, **schedule)
+        factor = ((lambda step: 1.0) if recipe.get("schedule") == "constant"
+                  else (lambda step: training.linear_warmup_decay(step, int(steps), recipe["warmup"])))
+        totals.add(sum(recipe["lr"] * factor(step) for step in range(int(steps))))
+    assert max(totals) / min(totals) < 1.005, totals  # the same total learning rate, to a step or two
+    curve = plateau["runs"][0]["accuracy_by_kind_curve"]
+    assert [point["step"] for point in curve] == list(range(plateau["kind_every"], int(steps) + 1, plateau["kind_every"]))
+    assert set(curve[0]) == {"step", *data.KINDS}
 
 
-def test_the_report_holds_every_regime_method_and_seed_of_lesson_07s_task_distillation():
+def test_the_report_holds_every_regime_arm_and_seed_of_lesson_07s_few_label_experiment():
     task = models.report()["task_distillation"]
-    runs = {(r["labelled"], r["method"], r["seed"]) for r in task["runs"]}
-    assert runs == {(n, m, s) for n in models.LABELLED for m in models.TASK_METHODS for s in models.TASK_SEEDS}
-    assert len(models.TASK_SEEDS) >= 5 and len(task["runs"]) == len(runs)
-    assert all(0 <= r["sentiment_accuracy_test"] <= 1 for r in task["runs"])
+    everything = len(data.sentiment_task("train"))
+    expected = {(n, arm, s) for n in models.LABELLED for arm in [*"ABCD", models.FEW_LABEL_TEACHER]
+                for s in models.TASK_SEEDS} | {(everything, "E", s) for s in models.TASK_SEEDS}
+    assert {(r["labelled"], r["arm"], r["seed"]) for r in task["runs"]} == expected
+    assert len(models.TASK_SEEDS) >= 5 and len(task["runs"]) == len(expected)
+    assert all(len(r["fine_tuning_loss_curve"]) == task["steps"] == assets.task_steps() for r in task["runs"])
+    assert all(0 <= r["sentiment_accuracy_test"] <= 1 and 0 <= r["accuracy_labelled"] <= 1 for r in task["runs"])
     assert task["fine_tuning"] == models.TASK_FINE_TUNING and task["distillation"] == models.TASK_DISTILLATION
 
 
@@ -177,11 +207,12 @@ def test_rebuild_runs_only_the_stages_asked_and_times_each(monkeypatch, tmp_path
     monkeypatch.setattr(assets.bundle, "record", lambda paths: None)
     monkeypatch.setattr(assets, "worker_pool", _thread_pool)
     monkeypatch.setattr(assets, "_teacher", lambda: {"teacher_parameters": 5})
-    monkeypatch.setattr(assets, "_sweep_run", lambda lr: {"lr": lr})
+    monkeypatch.setattr(assets, "_sweep_run", lambda lr, seed: {"lr": lr, "seed": seed})
     monkeypatch.setattr(assets, "_student", lambda *a: pytest.fail("students was not asked for"))
     result = assets.rebuild(["sweep", "teacher"], progress=False)
     assert result["kept"] == 1 and result["teacher_parameters"] == 5
-    assert [r["lr"] for r in result["lr_sweep"]["runs"]] == list(models.LR_SWEEP)  # in the order of the sweep
+    assert [(r["lr"], r["seed"]) for r in result["lr_sweep"]["runs"]] == [
+        (lr, seed) for lr in models.LR_SWEEP for seed in models.SWEEP_SEEDS]  # in the order of the sweep
     assert set(result["timings_s"]) == {"teacher", "sweep"} and result["timings_s"]["teacher"] < 9.0
     assert result["rebuild_s"]["stages"] == ["teacher", "sweep"] and result["rebuild_s"]["wall"] < 9.0
     # what the bits depend on is recorded with them, and where they hold
@@ -205,7 +236,7 @@ def test_every_job_trains_on_its_recipes_thread_count_whatever_the_machine(monke
         expected = assets.BUNDLED_STUDENT_THREADS if job.name == bundled_student else assets.STAGE_THREADS[job.stage]
         assert job.threads == expected, job.name
     # the bundled models keep the thread counts they were built with: the same files, bit for bit
-    assert assets.STAGE_THREADS["teacher"] == 1 and assets.STAGE_THREADS["teacher-sentiment"] == 2
+    assert assets.STAGE_THREADS["teacher"] == 1
     assert assets.BUNDLED_STUDENT_THREADS == 2
     monkeypatch.setattr(models, "REPORT", tmp_path / "report.json")
     monkeypatch.setattr(assets.bundle, "record", lambda paths: None)
@@ -227,27 +258,31 @@ def _after(planned):
 
 
 def test_what_needs_no_teacher_is_planned_to_run_beside_its_pre_training(tmp_path):
-    """The teacher pre-trains on one thread: the MLM-only students and the few-label runs that start
-    from them wait for nothing else, so the second worker runs them meanwhile."""
+    """The teacher pre-trains on one thread: the MLM-only students and the bag of words wait for
+    nothing, so the second worker runs them meanwhile; every other job waits for the models it loads."""
     planned = assets.plan(assets.STAGES, str(tmp_path))
     after = _after(planned)
     assert planned[0].name == "teacher" and after["teacher"] == set()
     mlm_only = {assets._student_job(assets.MLM_ONLY, seed) for seed in models.STUDENT_SEEDS}
     assert all(after[name] == set() for name in mlm_only)
-    first_mlm_only = assets._student_job(assets.MLM_ONLY, 0)
-    bundled_student = assets._student_job("distilled", 0)
-    for n in models.LABELLED:
-        for seed in models.TASK_SEEDS:
-            assert after[f"few-label {n} 'no distillation' seed {seed}"] == {first_mlm_only}
-            assert after[f"few-label {n} 'general distillation' seed {seed}"] == {bundled_student}
-            assert after[f"few-label {n} 'general + task-specific' seed {seed}"] == {bundled_student, "teacher-sentiment"}
-    teacher_free = mlm_only | {"teacher", "bag of words"} | {n for n in after if "no distillation" in n}
+    bundled_teacher = assets._teacher_sentiment_job(0)
+    everything = len(data.sentiment_task("train"))
+    for seed in models.TASK_SEEDS:
+        student = assets._student_job("distilled", seed)
+        assert after[f"few-label all 'E' seed {seed}"] == {student}
+        for n in models.LABELLED:
+            assert after[f"few-label {n} 'A' seed {seed}"] == {student}
+            for arm in "BCD":  # the bundled teacher-sentiment's soft or hard labels
+                assert after[f"few-label {n} {arm!r} seed {seed}"] == {student, bundled_teacher}
+            assert after[f"few-label {n} {models.FEW_LABEL_TEACHER!r} seed {seed}"] == {"teacher"}
+    teacher_free = mlm_only | {"teacher", "bag of words"}
     assert all(after[name] for name in after if name not in teacher_free)  # the others wait for a model
-    # the few-label "no distillation" runs start from the students stage's MLM-only student of seed 0
-    saving = [job for job in planned if job.function is assets._student and job.args[2] is not None]
-    assert [job.name for job in saving] == [first_mlm_only] and saving[0].args[2] == str(tmp_path)
-    short_last = planned[-2 * len(models.LABELLED) * len(models.TASK_SEEDS):]  # the short runs end the list
+    # the distilled students of every seed are saved for the few-label runs
+    saving = {job.args[1]: job.args[2] for job in planned if job.function is assets._student and job.args[2]}
+    assert saving == {seed: str(assets._student_folder(str(tmp_path), seed)) for seed in models.STUDENT_SEEDS}
+    short_last = planned[-len(models.TASK_SEEDS) * (1 + 4 * len(models.LABELLED)):]  # the short runs end the list
     assert all(job.function is assets._task_distillation_run for job in short_last)
+    assert {job.args[0] for job in short_last if job.args[2] == "E"} == {everything}
 
 
 @pytest.mark.parametrize("stages", [["task-distillation"], ["sweep"], ["students", "plateau"], ["teacher-sentiment"]])
@@ -256,11 +291,36 @@ def test_a_stage_rebuilt_alone_waits_only_for_what_this_rebuild_makes(stages, tm
     assert {job.stage for job in planned} == set(stages)
     names = {job.name for job in planned}
     assert all(set(job.after) <= names for job in planned)
-    if stages == ["task-distillation"]:  # its MLM-only student, trained and saved, not fine-tuned
-        mlm_only = [job for job in planned if job.function is assets._student]
-        assert len(mlm_only) == 1 and mlm_only[0].args == (assets.MLM_ONLY, 0, str(tmp_path), False)
+    if stages == ["task-distillation"]:  # the distilled students of seeds 1-4, trained and saved, not fine-tuned
+        students = [job for job in planned if job.function is assets._student]
+        assert [job.args for job in students] == [
+            ("distilled", seed, str(assets._student_folder(str(tmp_path), seed)), False) for seed in models.STUDENT_SEEDS[1:]]
     if stages == ["sweep"]:
         assert all(job.after == () for job in planned)  # the bundled student is there already
+
+
+def test_each_few_label_arm_sees_the_data_it_promises(monkeypatch):
+    """A: the labelled sentences; B: the same, with the teacher's rows; C: every sentence, the
+    unlabelled ones without a label; D: every sentence, the teacher's answer as their label; E: every label."""
+    tokenizer = models.tokenization.load_bundled_tokenizer()
+    train = training.encode(data.sentiment_task("train")[:300], tokenizer)
+    monkeypatch.setattr(assets, "_task_data", lambda: (tokenizer, {"train": train}, None))
+    teacher = torch.randn(300, 2)
+    a, objective_a, rows_a = assets.few_label_data("A", 20, seed=3, teacher_logits=teacher)
+    b, objective_b, _ = assets.few_label_data("B", 20, seed=3, teacher_logits=teacher)
+    assert len(a.ids) == 20 and a == b and objective_a is None and callable(objective_b)
+    chosen = [train.ids.index(ids) for ids in a.ids]
+    assert a.labels == [train.labels[i] for i in chosen] and list(rows_a) == list(range(20))
+    c, objective_c, rows_c = assets.few_label_data("C", 20, seed=3, teacher_logits=teacher)
+    assert c.ids == train.ids and sorted(rows_c) == sorted(chosen) and callable(objective_c)
+    assert [c.labels[i] for i in rows_c] == a.labels and c.labels.count(-100) == 280
+    d, objective_d, _ = assets.few_label_data("D", 20, seed=3, teacher_logits=teacher)
+    guesses = teacher.argmax(-1).tolist()
+    assert objective_d is None and all(d.labels[i] == (train.labels[i] if i in chosen else guesses[i]) for i in range(300))
+    e, _, _ = assets.few_label_data("E", 300, seed=3)
+    assert e == train
+    with pytest.raises(ValueError, match="expected an arm among"):
+        assets.few_label_data("F", 20, seed=3, teacher_logits=teacher)
 
 
 def test_an_mlm_only_student_reads_only_the_teachers_sizes(tokenizer):

@@ -160,3 +160,13 @@ def test_refactored_train_mlm_gives_the_losses_of_the_loop_that_trained_the_bund
     model.load_state_dict(start)
     history = training.train_mlm(model, small, tokenizer, steps=6, batch_size=32, lr=3e-3, warmup=2, progress=False)
     assert history.losses["mlm"] == expected
+
+
+def test_bag_of_words_accuracy_is_the_share_its_predictions_get_right():
+    tokenizer = tokenization.load_bundled_tokenizer()
+    train = training.encode(data.sentiment_task("train")[:400], tokenizer)
+    test = training.encode(data.sentiment_task("test")[:200], tokenizer)
+    predicted = training.bag_of_words_predictions(train, test, len(tokenizer), steps=30)
+    assert predicted.shape == (200,) and set(predicted.tolist()) <= {0, 1}
+    assert training.bag_of_words_accuracy(train, test, len(tokenizer), steps=30) == np.mean(
+        predicted == np.array(test.labels))

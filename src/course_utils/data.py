@@ -235,13 +235,29 @@ class Sentence:
 
     ``words`` and ``tags`` have one entry per word (punctuation included, lower case);
     ``label`` is :data:`POSITIVE` or :data:`NEGATIVE`; ``antecedents`` maps the index of each
-    pronoun to the index of the noun it refers back to.
+    pronoun to the index of the noun it refers back to; ``negated`` says, for each main clause
+    (one, or two joined by *but* or *and*), whether its predicate is negated (relative clauses
+    are not main clauses).
     """
 
     words: tuple[str, ...]
     tags: tuple[str, ...]
     label: int
     antecedents: tuple[tuple[int, int], ...] = ()
+    negated: tuple[bool, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """What decides the label, one of :data:`KINDS`: ``"negation"`` when the deciding (last) main
+        clause is negated, else ``"but"`` when a *but* clause overrides the first, else
+        ``"relative clause"`` when a relative clause adds sentiment-free words, else ``"lexical"``."""
+        if self.negated and self.negated[-1]:
+            return "negation"
+        if "but" in self.words:
+            return "but"
+        if "REL" in self.tags:
+            return "relative clause"
+        return "lexical"
 
     @property
     def text(self) -> str:
@@ -269,6 +285,7 @@ class _Builder:
         self.words: list[str] = []
         self.tags: list[str] = []
         self.antecedents: list[tuple[int, int]] = []
+        self.negated: list[bool] = []  # per main clause
 
     def add(self, tag: str, *words: str) -> None:
         for word in words:
@@ -372,6 +389,7 @@ class Grammar:
             polarity = self.copula_predicate(b, number, tense, negated)
         else:
             polarity = self.opinion_predicate(b, number, tense, negated)
+        b.negated.append(negated)
         return polarity, subject
 
     def copula_predicate(self, b: _Builder, number: str, tense: str, negated: bool) -> int:
@@ -434,13 +452,15 @@ class Grammar:
             while True:  # "but" joins clauses of opposite polarity, "and" clauses of the same one
                 trial = _Builder()
                 trial.words, trial.tags, trial.antecedents = list(b.words), list(b.tags), list(b.antecedents)
+                trial.negated = list(b.negated)
                 second, _ = self.clause(trial, subject if refer_back else None)
                 if (second == -first) == (conjunction == "but"):
                     b = trial
                     label = second
                     break
         b.add("PUNCT", ".")
-        return Sentence(tuple(b.words), tuple(b.tags), POSITIVE if label > 0 else NEGATIVE, tuple(b.antecedents))
+        return Sentence(tuple(b.words), tuple(b.tags), POSITIVE if label > 0 else NEGATIVE, tuple(b.antecedents),
+                        tuple(b.negated))
 
 
 # The corpus splits, each from its own seed; held-out sentences never occur in the training split.
@@ -466,17 +486,48 @@ def corpus(split: str = "train") -> tuple[Sentence, ...]:
         raise ValueError(f"expected split to be one of {sorted(SPLIT_SEEDS)}, got {split!r}")
     if split == "train":
         return tuple(generate_sentences(SPLIT_SIZES["train"], SPLIT_SEEDS["train"]))
+    return _held_out(split, SPLIT_SIZES[split])
+
+
+@functools.lru_cache(maxsize=None)
+def _held_out(split: str, n: int) -> tuple[Sentence, ...]:
+    """The first ``n`` sentences of ``split``'s generator not in the training split (nor, for test,
+    in validation's first :data:`SPLIT_SIZES` sentences): ``corpus(split)`` is its first 2,000."""
     seen = {s.words for s in corpus("train")} | (
         {s.words for s in corpus("validation")} if split == "test" else set()
     )
     grammar = Grammar(SPLIT_SEEDS[split])
     held_out: list[Sentence] = []
-    while len(held_out) < SPLIT_SIZES[split]:
+    while len(held_out) < n:
         sentence = grammar.sentence()
         if sentence.words not in seen:
             seen.add(sentence.words)
             held_out.append(sentence)
     return tuple(held_out)
+
+
+# The sentiment task: labelled sentences drawn from the corpus, in which (as in real text) the words
+# decide most labels and composition a minority. The grammar negates 45% of clauses and joins 45% of
+# sentences with "but", which makes its labels a parity of word and negation (each alone predicts
+# 55%); the task keeps each sentence with the probability of its kind, so that negation decides
+# about one label in six. Pre-training reads the whole corpus and no labels, so it is unchanged.
+KINDS = ("lexical", "relative clause", "but", "negation")
+TASK_KEEP = {"lexical": 1.0, "relative clause": 1.0, "but": 0.35, "negation": 0.15}
+TASK_SEED = 3
+# Held-out sentences the task draws from, so that its validation and test sets keep about 2,000 each.
+TASK_POOL = {"validation": 4_400, "test": 4_400}
+
+
+@functools.lru_cache(maxsize=None)
+def sentiment_task(split: str = "train") -> tuple[Sentence, ...]:
+    """The sentiment task's labelled sentences of ``split``: each sentence of the corpus (or, for
+    ``"validation"`` and ``"test"``, of a held-out pool twice their size) kept with the probability
+    :data:`TASK_KEEP` gives its :attr:`Sentence.kind`, by a seeded draw (:data:`TASK_SEED`)."""
+    if split not in SPLIT_SEEDS:
+        raise ValueError(f"expected split to be one of {sorted(SPLIT_SEEDS)}, got {split!r}")
+    pool = corpus("train") if split == "train" else _held_out(split, TASK_POOL[split])
+    draws = np.random.default_rng([TASK_SEED, SPLIT_SEEDS[split]]).random(len(pool))
+    return tuple(s for s, u in zip(pool, draws) if u < TASK_KEEP[s.kind])
 
 
 def vocabulary() -> tuple[str, ...]:

@@ -127,18 +127,35 @@ def hinton_loss(
     return alpha * hard + (1 - alpha) * distillation_loss(student_logits, teacher_logits, temperature)
 
 
-def task_objective(teacher_logits: torch.Tensor, *, alpha: float = 0.5, temperature: float = DEFAULT_TEMPERATURE):
+def task_objective(teacher_logits: torch.Tensor, *, alpha: float = 0.5, temperature: float = DEFAULT_TEMPERATURE,
+                   labelled=None):
     """Task-specific distillation for :func:`course_utils.training.train_classifier`'s ``objective``.
 
     ``teacher_logits (N, C)``: the fine-tuned teacher's logits for every training example, computed
     once. Returns ``objective(logits, labels, indices)``: :func:`hinton_loss` of a batch against the
-    teacher's rows ``indices``.
+    teacher's rows ``indices``. ``labelled (N,)`` bool, when given: only those examples have a
+    label; the others are unlabelled text the teacher labels (Hinton et al. 2015's transfer set),
+    and their loss is the soft targets' alone, ``T² · KL``. The batch's loss is the mean of its rows'.
     """
     teacher_logits = _check_logits("teacher_logits", teacher_logits).detach()
+    alpha = probability("alpha (the weight of the hard labels)", alpha)
+    temperature = positive_number("the temperature T", temperature)
+    if labelled is not None:
+        labelled = torch.as_tensor(labelled)
+        if labelled.dtype != torch.bool or tuple(labelled.shape) != (teacher_logits.shape[0],):
+            raise ValueError(f"expected labelled to be a bool tensor of shape (N,)=({teacher_logits.shape[0]},), "
+                             f"one entry per example, got {labelled.dtype} of shape {tuple(labelled.shape)}")
 
     def objective(logits: torch.Tensor, labels: torch.Tensor, indices) -> torch.Tensor:
         rows = teacher_logits[torch.as_tensor(indices)]
-        return hinton_loss(logits, rows, labels, alpha=alpha, temperature=temperature)
+        if labelled is None:
+            return hinton_loss(logits, rows, labels, alpha=alpha, temperature=temperature)
+        known = labelled[torch.as_tensor(indices)]
+        log_q = F.log_softmax(logits / temperature, dim=-1)
+        log_p = F.log_softmax(rows / temperature, dim=-1)
+        soft = F.kl_div(log_q, log_p, reduction="none", log_target=True).sum(-1) * temperature**2
+        hard = F.cross_entropy(logits, torch.where(known, labels, 0), reduction="none")
+        return torch.where(known, alpha * hard + (1 - alpha) * soft, soft).mean()
 
     return objective
 

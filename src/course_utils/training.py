@@ -167,13 +167,35 @@ def linear_warmup_decay(step: int, total: int, warmup: int) -> float:
 
 @dataclass
 class History:
-    """Losses recorded during training: ``losses[name]`` one value per step."""
+    """Losses recorded during training: ``losses[name]`` one value per step; ``evaluations``, the
+    ``(step, result)`` of each evaluation :func:`train_classifier` was asked to make."""
 
     losses: dict[str, list[float]] = field(default_factory=dict)
+    evaluations: list[tuple[int, object]] = field(default_factory=list)
 
     def record(self, **values: float) -> None:
         for name, value in values.items():
             self.losses.setdefault(name, []).append(float(value))
+
+
+PLATEAU_WINDOW = 25  # steps in the moving average of a loss curve
+PLATEAU_EXIT = 0.6  # below ln 2 = 0.693 (a coin flip) by more than a loss curve's noise
+
+
+def smooth(curve: Sequence[float], window: int = PLATEAU_WINDOW) -> np.ndarray:
+    """Moving average over ``window`` steps: ``(N,) -> (N - window + 1,)``."""
+    window = positive_int("window", window)
+    curve = np.asarray(curve, dtype=float)
+    if curve.ndim != 1 or len(curve) < window:
+        raise ValueError(f"expected a 1-D loss curve of at least window={window} steps, got shape {curve.shape}")
+    return np.convolve(curve, np.ones(window) / window, mode="valid")
+
+
+def plateau_end(curve: Sequence[float], window: int = PLATEAU_WINDOW, below: float = PLATEAU_EXIT) -> int | None:
+    """The step at which a two-class loss curve leaves ln 2: the first step whose moving average over
+    the ``window`` steps up to it is below ``below`` (None: never)."""
+    steps = np.flatnonzero(smooth(curve, window) < below)
+    return int(steps[0]) + window if steps.size else None
 
 
 def progress_bar(total: int, description: str, show: bool):
@@ -333,6 +355,8 @@ def train_classifier(
     schedule: str = "warmup-decay",
     decay: str = "all",
     objective=None,
+    evaluate=None,
+    evaluate_every: int = 25,
     seed: int = 0,
     progress: bool = True,
 ) -> History:
@@ -343,13 +367,18 @@ def train_classifier(
     (epoch after epoch, for a small data set); ``schedule`` and ``decay`` as in :func:`optimiser`. The loss
     is the model's cross-entropy, or ``objective(logits, labels, indices)`` when given: ``logits``
     ``(B, C)``, ``labels`` ``(B,)`` and the batch's ``indices`` into ``encoded`` (lesson 07's task
-    distillation, :func:`course_utils.distill.task_objective`). The arguments are checked first, and
+    distillation, :func:`course_utils.distill.task_objective`). ``evaluate(model)``, when given, is
+    called every ``evaluate_every`` steps (in eval mode; dropout's random draws are not touched) and
+    its results kept in ``history.evaluations``. The arguments are checked first, and
     training stops at the first loss that is nan or inf, as in :func:`train_mlm`."""
     check_data(encoded, model, labelled=True)
     _number("epochs", epochs, positive=True)
     check_schedule(lr=lr, warmup=warmup, weight_decay=weight_decay, batch_size=batch_size)
     if objective is not None and not callable(objective):
         raise TypeError(f"expected objective to be a function (logits, labels, indices) -> loss, got {objective!r}")
+    if evaluate is not None and not callable(evaluate):
+        raise TypeError(f"expected evaluate to be a function model -> result, got {evaluate!r}")
+    evaluate_every = positive_int("evaluate_every", evaluate_every)
     torch.manual_seed(seed)
     if steps is None:
         steps = math.ceil(epochs * math.ceil(len(encoded.ids) / batch_size))
@@ -369,6 +398,10 @@ def train_classifier(
             stop_if_not_finite(loss.item(), step, model, lr)
             update(model, loss, optimizer, schedule)
             history.record(loss=loss.item())
+            if evaluate is not None and (step + 1) % evaluate_every == 0:
+                model.eval()
+                history.evaluations.append((step + 1, evaluate(model)))
+                model.train()
             bar.update(1)
     model.eval()
     return history
@@ -421,6 +454,16 @@ def accuracy(model, encoded: Encoded, pad_id: int) -> float:
     return float(np.mean(predict(model, encoded, pad_id) == np.array(encoded.labels)))
 
 
+def accuracy_by_kind(model, encoded: Encoded, kinds: Sequence[str], pad_id: int) -> dict[str, float]:
+    """Accuracy on each kind of sentence (``kinds[i]``, the kind of sentence ``i``, as
+    :attr:`course_utils.data.Sentence.kind`), in the order the kinds first occur."""
+    if len(kinds) != len(encoded.ids):
+        raise ValueError(f"expected a kind per sentence, got {len(kinds)} kinds for {len(encoded.ids)} sentences")
+    right = predict(model, encoded, pad_id) == np.array(encoded.labels)
+    kinds = np.asarray(kinds)
+    return {kind: float(right[kinds == kind].mean()) for kind in dict.fromkeys(kinds.tolist())}
+
+
 def token_counts(encoded: Encoded, vocab_size: int) -> torch.Tensor:
     """Bag of words: a sparse ``(N, V)`` matrix, entry ``[i, v]`` how often token ``v`` occurs in sentence ``i``."""
     rows = torch.cat([torch.full((len(ids),), i) for i, ids in enumerate(encoded.ids)])
@@ -430,11 +473,12 @@ def token_counts(encoded: Encoded, vocab_size: int) -> torch.Tensor:
     return counts.coalesce()
 
 
-def bag_of_words_accuracy(train: Encoded, test: Encoded, vocab_size: int, *, steps: int = 300, seed: int = 0) -> float:
-    """Test accuracy of logistic regression on token counts: the order-blind baseline.
+def bag_of_words_predictions(train: Encoded, test: Encoded, vocab_size: int, *, steps: int = 300,
+                             seed: int = 0) -> np.ndarray:
+    """The order-blind baseline's predicted class of each ``test`` sentence: ``(N,)`` ints.
 
-    A linear model of how often each token occurs, not where. Full-batch Adam on the training
-    sentences' sparse count matrix, with a little weight decay.
+    A logistic regression on token counts: a linear model of how often each token occurs, not
+    where. Full-batch Adam on the training sentences' sparse count matrix, with a little weight decay.
     """
     torch.manual_seed(seed)
     x_train, x_test = token_counts(train, vocab_size), token_counts(test, vocab_size)
@@ -448,5 +492,10 @@ def bag_of_words_accuracy(train: Encoded, test: Encoded, vocab_size: int, *, ste
         loss.backward()
         optimizer.step()
     with torch.no_grad():
-        predicted = (torch.sparse.mm(x_test, weights) + bias).argmax(-1)
-    return float((predicted == torch.tensor(test.labels)).float().mean())
+        return (torch.sparse.mm(x_test, weights) + bias).argmax(-1).numpy()
+
+
+def bag_of_words_accuracy(train: Encoded, test: Encoded, vocab_size: int, *, steps: int = 300, seed: int = 0) -> float:
+    """Test accuracy of :func:`bag_of_words_predictions`."""
+    predicted = bag_of_words_predictions(train, test, vocab_size, steps=steps, seed=seed)
+    return float(np.mean(predicted == np.array(test.labels)))

@@ -17,9 +17,12 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 from .. import bundle, data, env, models, tokenization, training
 from . import jobs as job_runner
@@ -30,9 +33,9 @@ STAGES = ("tokenizer", "teacher", "teacher-sentiment", "students", "sweep", "pla
 # The CPU threads each run is on. A run's bits depend on its thread count (torch splits its sums
 # by thread), so the count is the recipe's, not the machine's, and a rebuild on any machine of
 # the same processor type (REPRODUCIBILITY) gives the same bits. One thread: on 2 cores, two one-thread runs side by side do more work than two
-# two-thread runs (which wait for each other's threads). The bundled teacher-sentiment and
-# student (with student-sentiment) keep the two threads they were built with: the same files.
-STAGE_THREADS = {"teacher": 1, "teacher-sentiment": 2, "students": 1, "sweep": 1, "plateau": 1,
+# two-thread runs (which wait for each other's threads). The bundled student keeps the two
+# threads it was built with: the same file (its sentiment copy is fine-tuned on two threads too).
+STAGE_THREADS = {"teacher": 1, "teacher-sentiment": 1, "students": 1, "sweep": 1, "plateau": 1,
                  "task-distillation": 1}
 BUNDLED_STUDENT_THREADS = 2  # the distilled student of seed 0, the bundled one, and its fine-tuning
 # Where a rebuild gives the same bits, and what holds elsewhere: written into the report with the
@@ -117,72 +120,115 @@ def _student_job(run: str, seed: int) -> str:
 def plan(stages, folder: str) -> list[Job]:
     """The jobs of ``stages``, in the order of priority, each after the jobs whose models it loads.
 
-    ``folder`` receives the MLM-only student of seed 0, which the few-label "no distillation"
-    runs start from (trained by the students stage, or alone when only the few-label runs are asked).
-    A job loads what it needs from the bundle: a stage not rebuilt now is the bundled one.
+    ``folder`` receives the distilled students of every seed, which the few-label runs start from
+    (trained by the students stage, or alone when only the few-label runs are asked; seed 0's is
+    the bundled one). A job loads what it needs from the bundle: a stage not rebuilt now is the bundled one.
     """
     jobs: list[Job] = []
     bundled_student = _student_job("distilled", models.STUDENT_SEEDS[0])
-    made_by = {"teacher": "teacher", "teacher-sentiment": "teacher-sentiment", bundled_student: "students"}
+    bundled_teacher = _teacher_sentiment_job(models.TEACHER_SEEDS[0])
+    made_by = {"teacher": "teacher", bundled_teacher: "teacher-sentiment", bundled_student: "students"}
+    made_by |= {_student_job("distilled", seed): "students" for seed in models.STUDENT_SEEDS}
 
-    def add(name, stage, function, args=(), threads=1, after=()):
+    def add(name, stage, function, args=(), threads=None, after=()):
         # a model that this rebuild does not make is the bundled one: nothing to wait for
         after = tuple(a for a in after if made_by.get(a, stage) in stages)
-        jobs.append(Job(name, stage, function, tuple(args), threads, after))
+        jobs.append(Job(name, stage, function, tuple(args), threads or STAGE_THREADS[stage], after))
 
     if "teacher" in stages:
-        add("teacher", "teacher", _teacher, threads=STAGE_THREADS["teacher"])
+        add("teacher", "teacher", _teacher)
     # one thread beside the teacher, which needs only one: what does not need it
-    mlm_only_0 = _student_job(MLM_ONLY, 0)
     if "students" in stages:
         for seed in models.STUDENT_SEEDS:
-            add(_student_job(MLM_ONLY, seed), "students", _student,
-                (MLM_ONLY, seed, folder if seed == 0 else None), STAGE_THREADS["students"])
-    elif "task-distillation" in stages:
-        mlm_only_0 = "MLM-only student for the few-label runs"
-        add(mlm_only_0, "task-distillation", _student, (MLM_ONLY, 0, folder, False), STAGE_THREADS["students"])
+            add(_student_job(MLM_ONLY, seed), "students", _student, (MLM_ONLY, seed, None))
     if "teacher-sentiment" in stages:
-        add("bag of words", "teacher-sentiment", _bag_of_words, threads=STAGE_THREADS["teacher-sentiment"])
-    few_label = [(n, seed, method) for n in models.LABELLED for seed in models.TASK_SEEDS for method in models.TASK_METHODS]
-    if "task-distillation" in stages:
-        for n, seed, method in few_label:
-            if method == "no distillation":
-                add(f"few-label {n} {method!r} seed {seed}", "task-distillation", _task_distillation_run,
-                    (n, seed, method, folder), STAGE_THREADS["task-distillation"], [mlm_only_0])
-    # then what needs the teacher: the longest runs first
+        add("bag of words", "teacher-sentiment", _bag_of_words)
+    # then what needs the teacher: the models others wait for, then the longest runs first
     if "teacher-sentiment" in stages:
-        add("teacher-sentiment", "teacher-sentiment", _teacher_sentiment, threads=STAGE_THREADS["teacher-sentiment"],
-            after=["teacher"])
+        add(bundled_teacher, "teacher-sentiment", _teacher_sentiment, (models.TEACHER_SEEDS[0],), after=["teacher"])
+    distilled = [seed for seed in models.STUDENT_SEEDS]
     if "students" in stages:
-        add(bundled_student, "students", _student, ("distilled", models.STUDENT_SEEDS[0], None),
-            BUNDLED_STUDENT_THREADS, ["teacher"])
+        for seed in distilled:
+            add(_student_job("distilled", seed), "students", _student,
+                ("distilled", seed, str(_student_folder(folder, seed))),
+                BUNDLED_STUDENT_THREADS if seed == models.STUDENT_SEEDS[0] else None, ["teacher"])
+    elif "task-distillation" in stages:  # the students the few-label runs start from, not fine-tuned
+        for seed in distilled[1:]:
+            made_by[_student_job("distilled", seed)] = "task-distillation"
+            add(_student_job("distilled", seed), "task-distillation", _student,
+                ("distilled", seed, str(_student_folder(folder, seed)), False), after=["teacher"])
+    if "task-distillation" in stages:
+        for n in models.LABELLED:
+            for seed in models.TASK_SEEDS:
+                add(f"few-label {n} {models.FEW_LABEL_TEACHER!r} seed {seed}", "task-distillation",
+                    _task_distillation_run, (n, seed, models.FEW_LABEL_TEACHER, folder), after=["teacher"])
+    if "teacher-sentiment" in stages:
+        for seed in models.TEACHER_SEEDS[1:]:
+            add(_teacher_sentiment_job(seed), "teacher-sentiment", _teacher_sentiment, (seed,), after=["teacher"])
+    if "students" in stages:
         for run in models.STUDENT_RUNS:
-            for seed in models.STUDENT_SEEDS if run in models.SEEDED_RUNS else models.STUDENT_SEEDS[:1]:
-                if run != MLM_ONLY and _student_job(run, seed) != bundled_student:
-                    add(_student_job(run, seed), "students", _student, (run, seed, None), STAGE_THREADS["students"],
-                        ["teacher"])
-    if "sweep" in stages:
-        for lr in models.LR_SWEEP:
-            add(f"sweep lr={lr:g}", "sweep", _sweep_run, (lr,), STAGE_THREADS["sweep"], [bundled_student])
+            if run not in SEEDED_STUDENTS:
+                add(_student_job(run, models.STUDENT_SEEDS[0]), "students", _student,
+                    (run, models.STUDENT_SEEDS[0], None), after=["teacher"])
     if "plateau" in stages:
         for schedule in models.PLATEAU_SCHEDULES:
             for seed in models.PLATEAU_SEEDS:
                 add(f"plateau {schedule!r} seed {seed}", "plateau", _plateau_run, (schedule, seed),
-                    STAGE_THREADS["plateau"], [bundled_student])
+                    after=[bundled_student])
+    if "sweep" in stages:
+        for lr in models.LR_SWEEP:
+            for seed in models.SWEEP_SEEDS:
+                add(f"sweep lr={lr:g} seed {seed}", "sweep", _sweep_run, (lr, seed), after=[bundled_student])
     if "task-distillation" in stages:
-        add("teacher-sentiment's accuracy", "task-distillation", _teacher_accuracy,
-            threads=STAGE_THREADS["task-distillation"], after=["teacher-sentiment"])
-        for n, seed, method in few_label:
-            if method != "no distillation":
-                needs = [bundled_student] + (["teacher-sentiment"] if method.endswith("task-specific") else [])
-                add(f"few-label {n} {method!r} seed {seed}", "task-distillation", _task_distillation_run,
-                    (n, seed, method, folder), STAGE_THREADS["task-distillation"], needs)
+        for seed in models.TASK_SEEDS:
+            student = _student_job("distilled", seed)
+            add(f"few-label all 'E' seed {seed}", "task-distillation", _task_distillation_run,
+                (len(data.sentiment_task("train")), seed, "E", folder), after=[student])
+            for n in models.LABELLED:
+                for arm in ("A", "B", "C", "D"):
+                    needs = [student] + ([bundled_teacher] if arm != "A" else [])
+                    add(f"few-label {n} {arm!r} seed {seed}", "task-distillation", _task_distillation_run,
+                        (n, seed, arm, folder), after=needs)
     job_runner.check(jobs)  # each job after those it waits for
     return jobs
 
 
+SEEDED_STUDENTS = models.SEEDED_RUNS
+
+
+def _teacher_sentiment_job(seed: int) -> str:
+    return f"teacher-sentiment seed {seed}"
+
+
 # --------------------------------------------------------------------------------------------
 # What each stage writes into the report, from its jobs' results ({job name: result})
+
+
+def _assemble_teacher_sentiment(results: dict) -> dict:
+    bundled = results[_teacher_sentiment_job(models.TEACHER_SEEDS[0])]
+    bag = results["bag of words"]
+    return {
+        "sentiment_task": task_summary(),
+        "sentiment_accuracy_validation": bundled["sentiment_accuracy_validation"],
+        "sentiment_accuracy_test": bundled["sentiment_accuracy_test"],
+        "sentiment_accuracy_by_kind_test": bundled["accuracy_by_kind_test"],
+        "bag_of_words_accuracy_test": bag["accuracy"],
+        "bag_of_words_accuracy_by_kind_test": bag["by_kind"],
+        "fine_tuning": dict(models.FINE_TUNING),
+        "fine_tuning_loss_curve": bundled["fine_tuning_loss_curve"],
+        "teacher_fine_tuning_runs": [results[_teacher_sentiment_job(seed)] for seed in models.TEACHER_SEEDS],
+    }
+
+
+def task_summary() -> dict:
+    """The sentiment task's sizes and the share of each kind of sentence, per split."""
+    summary = {"keep": dict(data.TASK_KEEP), "splits": {}}
+    for split in ("train", "validation", "test"):
+        sentences = data.sentiment_task(split)
+        kinds = [s.kind for s in sentences]
+        summary["splits"][split] = {"sentences": len(sentences),
+                                    "shares": {k: kinds.count(k) / len(kinds) for k in data.KINDS}}
+    return summary
 
 
 def _assemble_students(results: dict) -> dict:
@@ -203,28 +249,28 @@ def _assemble_plateau(results: dict) -> dict:
 
     versions = {"torch": torch.__version__, "transformers": transformers.__version__}  # same stack, same bits
     return {"fine_tuning": dict(models.STANDARD_FINE_TUNING), "schedules": models.PLATEAU_SCHEDULES, "threads": 1,
-            "workers": WORKERS, "versions": versions, "runs": list(results.values())}
+            "workers": WORKERS, "versions": versions, "kind_every": KIND_EVERY, "runs": list(results.values())}
 
 
 def _assemble_task_distillation(results: dict) -> dict:
-    runs = {(r["labelled"], r["seed"], r["method"]): r for r in results.values() if isinstance(r, dict)}
+    runs = [r for name, r in results.items() if name.startswith("few-label")]
     return {
         "fine_tuning": dict(models.TASK_FINE_TUNING),
+        "steps": task_steps(),
         "distillation": dict(models.TASK_DISTILLATION),
-        "teacher_accuracy_test": results["teacher-sentiment's accuracy"],
+        "arms": {**models.TASK_ARMS, models.FEW_LABEL_TEACHER: models.FEW_LABEL_TEACHER},
         "threads": 1,
         "workers": WORKERS,
-        "runs": [runs[(n, seed, method)] for n in models.LABELLED for seed in models.TASK_SEEDS
-                 for method in models.TASK_METHODS],
+        "runs": sorted(runs, key=lambda r: (r["labelled"], r["arm"], r["seed"])),
     }
 
 
 ASSEMBLE = {
     "teacher": lambda results: results["teacher"],
-    "teacher-sentiment": lambda results: {**results["teacher-sentiment"],
-                                          "bag_of_words_accuracy_test": results["bag of words"]},
+    "teacher-sentiment": _assemble_teacher_sentiment,
     "students": _assemble_students,
-    "sweep": lambda results: {"fine_tuning": dict(models.STUDENT_FINE_TUNING), "runs": list(results.values())},
+    "sweep": lambda results: {"fine_tuning": dict(models.STUDENT_FINE_TUNING), "seeds": list(models.SWEEP_SEEDS),
+                              "runs": list(results.values())},
     "plateau": _assemble_plateau,
     "task-distillation": _assemble_task_distillation,
 }
@@ -255,9 +301,11 @@ def machine() -> dict:
             "torch": torch.__version__, "transformers": transformers.__version__}
 
 
+@functools.cache
 def _worker_data():
-    """``(tokenizer, {"train": ..., "validation": ..., "test": ...})``, loaded and encoded once per
-    worker process (about 4 s each time) and read, never changed, by each of its jobs.
+    """``(tokenizer, {"train": ..., "validation": ..., "test": ...})``: the corpus, for masked-LM
+    pre-training and its accuracy, loaded and encoded once per worker process (about 4 s) and read,
+    never changed, by each of its jobs.
 
     The worker's transformers is made quiet too: no progress bars for files of a few MB, and no
     load reports (every new task head is new on purpose)."""
@@ -267,6 +315,32 @@ def _worker_data():
     hf_logging.set_verbosity_error()
     tokenizer = tokenization.load_bundled_tokenizer()
     return tokenizer, {s: training.encode(data.corpus(s), tokenizer) for s in ("train", "validation", "test")}
+
+
+@functools.cache
+def _task_data():
+    """``(tokenizer, {split: encoded}, test kinds)``: the sentiment task (:func:`course_utils.data.sentiment_task`),
+    once per worker process, with the kind of each test sentence."""
+    tokenizer, _ = _worker_data()
+    splits = {s: training.encode(data.sentiment_task(s), tokenizer) for s in ("train", "validation", "test")}
+    return tokenizer, splits, [s.kind for s in data.sentiment_task("test")]
+
+
+def _scores(classifier, curve=None) -> dict:
+    """A fine-tuned classifier's report entry: test accuracy, in all and per kind of sentence, and
+    (given its loss ``curve``) the curve and the step at which it left ln 2."""
+    import torch
+
+    tokenizer, splits, kinds = _task_data()
+    with torch.inference_mode():
+        entry = {
+            "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], tokenizer.pad_token_id),
+            "accuracy_by_kind_test": training.accuracy_by_kind(classifier, splits["test"], kinds,
+                                                                tokenizer.pad_token_id),
+        }
+    if curve is not None:
+        entry.update(fine_tuning_loss_curve=curve, plateau_end=training.plateau_end(curve))
+    return entry
 
 
 def _teacher() -> dict:
@@ -289,45 +363,51 @@ def _teacher() -> dict:
         }
 
 
-def _teacher_sentiment() -> dict:
-    import torch
+def _teacher_classifier(seed: int):
+    """The bundled pre-trained teacher with a new sentiment head drawn with ``seed``."""
     from transformers import BertForSequenceClassification
 
-    tokenizer, splits = _worker_data()
-    env.seed_everything(models.FINE_TUNING["seed"])
-    classifier = BertForSequenceClassification.from_pretrained(str(models.BUNDLED["teacher"]), num_labels=2)
-    fine_tuning = training.train_classifier(
-        classifier, splits["train"], tokenizer.pad_token_id, progress=False, **models.FINE_TUNING
-    )
-    models.save(classifier, models.BUNDLED["teacher-sentiment"])
-    classifier = models.load_bundled("teacher-sentiment")
-    with torch.inference_mode():
-        accuracies = {
-            f"sentiment_accuracy_{split}": training.accuracy(classifier, splits[split], tokenizer.pad_token_id)
-            for split in ("validation", "test")
-        }
-    return {**accuracies, "fine_tuning": dict(models.FINE_TUNING), "fine_tuning_loss_curve": fine_tuning.losses["loss"]}
+    env.seed_everything(seed)
+    return BertForSequenceClassification.from_pretrained(str(models.BUNDLED["teacher"]), num_labels=2)
 
 
-def _bag_of_words() -> float:
-    """The order-blind baseline's test accuracy (a logistic regression: outside inference mode)."""
-    tokenizer, splits = _worker_data()
-    return training.bag_of_words_accuracy(splits["train"], splits["test"], len(tokenizer))
-
-
-def _teacher_accuracy() -> float:
+def _teacher_sentiment(seed: int) -> dict:
+    """The teacher fine-tuned on the sentiment task with the recipe and ``seed``; seed 0's is bundled."""
     import torch
 
-    tokenizer, splits = _worker_data()
-    with torch.inference_mode():
-        return training.accuracy(models.load_bundled("teacher-sentiment"), splits["test"], tokenizer.pad_token_id)
+    tokenizer, splits, _ = _task_data()
+    classifier = _teacher_classifier(seed)
+    history = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=False,
+                                        **dict(models.FINE_TUNING, seed=seed))
+    entry = {"seed": seed, **_scores(classifier, history.losses["loss"])}
+    if seed == models.TEACHER_SEEDS[0]:
+        models.save(classifier, models.BUNDLED["teacher-sentiment"])
+        classifier = models.load_bundled("teacher-sentiment")
+        with torch.inference_mode():
+            entry["sentiment_accuracy_validation"] = training.accuracy(classifier, splits["validation"],
+                                                                       tokenizer.pad_token_id)
+        entry.update(_scores(classifier))  # the bundled files' numbers
+    return entry
+
+
+def _bag_of_words() -> dict:
+    """The order-blind baseline's test accuracy, in all and per kind (a logistic regression: outside inference mode)."""
+    tokenizer, splits, kinds = _task_data()
+    predicted = training.bag_of_words_predictions(splits["train"], splits["test"], len(tokenizer))
+    right = predicted == np.array(splits["test"].labels)
+    return {"accuracy": float(right.mean()),
+            "by_kind": {k: float(right[np.array(kinds) == k].mean()) for k in data.KINDS}}
+
+
+def _student_folder(folder: str, seed: int) -> Path:
+    return Path(folder) / f"distilled-{seed}"
 
 
 def _student(run: str, seed: int, save_to: str | None, fine_tune: bool = True) -> dict | None:
     """One of lesson 07's students (``run``, ``seed``), then fine-tuned on sentiment: its report entry.
 
     The distilled student of seed 0 and its sentiment copy are bundled; ``save_to``, a folder
-    for the student itself. ``fine_tune=False``: train and save the student only.
+    for the student itself (the few-label runs start from it). ``fine_tune=False``: train and save the student only.
     """
     import torch
     from transformers import BertForMaskedLM
@@ -342,41 +422,30 @@ def _student(run: str, seed: int, save_to: str | None, fine_tune: bool = True) -
         models.save(student, Path(save_to))
     if not fine_tune:
         return None
+    _, task, _ = _task_data()
     classifier = _classifier_from(student, seed)
-    fine_tuning = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=False,
+    fine_tuning = training.train_classifier(classifier, task["train"], tokenizer.pad_token_id, progress=False,
                                             **dict(models.STUDENT_FINE_TUNING, seed=seed))
     with torch.inference_mode():
-        entry = {
-            "run": run,
-            "seed": seed,
-            "mlm_accuracy_test": training.mlm_accuracy(student.eval(), splits["test"], tokenizer),
-            "sentiment_accuracy_test": training.accuracy(classifier.eval(), splits["test"], tokenizer.pad_token_id),
-            "losses": history.losses,
-            "fine_tuning_loss_curve": fine_tuning.losses["loss"],
-        }
+        mlm_accuracy = training.mlm_accuracy(student.eval(), splits["test"], tokenizer)
+    entry = {"run": run, "seed": seed, "mlm_accuracy_test": mlm_accuracy, "losses": history.losses,
+             **_scores(classifier.eval(), fine_tuning.losses["loss"])}
     if run == "distilled" and seed == models.STUDENT_SEEDS[0]:
         models.save(student, models.BUNDLED["student"])
         models.save(classifier, models.BUNDLED["student-sentiment"])
     return entry
 
 
-def _sweep_run(lr: float) -> dict:
-    """Lesson 08's sweep at peak learning rate ``lr``: the bundled student fine-tuned on sentiment."""
-    import torch
-    from transformers import DistilBertForSequenceClassification
-
-    tokenizer, splits = _worker_data()
-    torch.manual_seed(models.STUDENT_FINE_TUNING["seed"])
-    with models.quiet_loading():  # the head is new on purpose
-        classifier = DistilBertForSequenceClassification.from_pretrained(str(models.BUNDLED["student"]), num_labels=2)
-    history = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=False,
-                                        **dict(models.STUDENT_FINE_TUNING, lr=lr))
-    return {
-        "lr": lr,
-        "sentiment_accuracy_validation": training.accuracy(classifier, splits["validation"], tokenizer.pad_token_id),
-        "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], tokenizer.pad_token_id),
-        "fine_tuning_loss_curve": history.losses["loss"],
-    }
+def _sweep_run(lr: float, seed: int) -> dict:
+    """Lesson 08's sweep at peak learning rate ``lr``: the bundled student fine-tuned on sentiment with ``seed``."""
+    tokenizer, splits, _ = _task_data()
+    classifier = _classifier_from(models.load_bundled("student"), seed)
+    try:
+        history = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=False,
+                                            **dict(models.STUDENT_FINE_TUNING, lr=lr, seed=seed))
+    except FloatingPointError as error:  # a rate too large: a result of the sweep, not a failure of the rebuild
+        return {"lr": lr, "seed": seed, "diverged": str(error)}
+    return {"lr": lr, "seed": seed, **_scores(classifier, history.losses["loss"])}
 
 
 def _classifier_from(student, seed: int):
@@ -390,54 +459,109 @@ def _classifier_from(student, seed: int):
 
 
 def _plateau_run(schedule: str, seed: int) -> dict:
-    """One run of the plateau stage: the bundled student fine-tuned with lesson 08's recipe under
-    ``schedule`` and ``seed`` (on one thread, as lesson 08 runs it: the seed-0 run is the lesson's
-    live run, to the bit)."""
-    tokenizer, splits = _worker_data()
+    """One run of lesson 08's schedule study: the bundled student fine-tuned with the recipe under
+    ``schedule`` and ``seed`` (on one thread, as lesson 08 runs it: the seed-0 run with warm-up is
+    the lesson's live run, to the bit), its accuracy on each kind of test sentence every
+    :data:`KIND_EVERY` steps."""
+    tokenizer, splits, kinds = _task_data()
     classifier = _classifier_from(models.load_bundled("student"), seed)
+
+    def by_kind(model):
+        return training.accuracy_by_kind(model, splits["test"], kinds, tokenizer.pad_token_id)
+
     history = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=False,
+                                        evaluate=by_kind, evaluate_every=KIND_EVERY,
                                         **dict(models.STANDARD_FINE_TUNING, seed=seed, **models.PLATEAU_SCHEDULES[schedule]))
-    return {
-        "schedule": schedule,
-        "seed": seed,
-        "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], tokenizer.pad_token_id),
-        "fine_tuning_loss_curve": history.losses["loss"],
-    }
+    return {"schedule": schedule, "seed": seed, **_scores(classifier, history.losses["loss"]),
+            "accuracy_by_kind_curve": [{"step": step, **accuracies} for step, accuracies in history.evaluations]}
 
 
-def _task_distillation_run(labelled: int, seed: int, method: str, mlm_only_folder: str) -> dict:
-    """One run of the few-label experiment: a student (the MLM-only
-    one saved in ``mlm_only_folder``, or the bundled distilled one) fine-tuned on ``labelled``
-    sentences drawn with ``seed``, with the fine-tuned teacher's soft labels when ``method`` says so."""
+KIND_EVERY = 50  # steps between two measures of the per-kind accuracy in the schedule study
+
+
+@functools.cache
+def _teacher_logits():
+    """The bundled teacher-sentiment's logits ``(N, 2)`` for every training sentence of the task."""
     import torch
-    from transformers import DistilBertForMaskedLM
 
+    tokenizer, splits, _ = _task_data()
+    teacher = models.load_bundled("teacher-sentiment")
+    ids = splits["train"].ids
+    with torch.inference_mode():
+        return torch.cat([teacher(*training.pad(ids[i:i + 256], tokenizer.pad_token_id)).logits
+                          for i in range(0, len(ids), 256)])
+
+
+def task_steps() -> int:
+    """The few-label runs' steps: :data:`course_utils.models.TASK_FINE_TUNING`'s epochs over the whole training set."""
+    recipe = models.TASK_FINE_TUNING
+    return math.ceil(recipe["epochs"] * math.ceil(len(data.sentiment_task("train")) / recipe["batch_size"]))
+
+
+def few_label_data(arm: str, labelled: int, seed: int, teacher_logits=None):
+    """``(sentences, objective, labelled rows)`` of arm ``arm`` (a key of :data:`course_utils.models.TASK_ARMS`):
+    ``labelled`` training sentences drawn with ``seed`` keep their labels, the others are unlabelled text.
+
+    A: the labelled sentences; B: the same with the teacher's soft targets (Hinton's loss); C: every
+    sentence, Hinton's loss on the labelled ones and the teacher's soft targets alone (``T²·KL``)
+    on the others; D: every sentence, the teacher's argmax as the label of the unlabelled ones;
+    E: every sentence with its own label. ``labelled rows`` are the indices of the labelled
+    sentences in ``sentences``.
+    """
     from .. import distill
 
-    tokenizer, splits = _worker_data()
+    _, splits, _ = _task_data()
+    train = splits["train"]
+    chosen = np.sort(np.random.default_rng(seed).choice(len(train.ids), size=labelled, replace=False))
+    if arm in ("A", "B"):
+        sentences = training.Encoded([train.ids[i] for i in chosen], [train.labels[i] for i in chosen])
+        objective = None if arm == "A" else distill.task_objective(teacher_logits[chosen], **models.TASK_DISTILLATION)
+        return sentences, objective, np.arange(labelled)
+    known = np.zeros(len(train.ids), dtype=bool)
+    known[chosen] = True
+    if arm == "C":
+        labels = [y if k else -100 for y, k in zip(train.labels, known)]
+        objective = distill.task_objective(teacher_logits, labelled=torch_bool(known), **models.TASK_DISTILLATION)
+        return training.Encoded(train.ids, labels), objective, chosen
+    if arm == "D":
+        guesses = teacher_logits.argmax(-1).tolist()
+        labels = [y if k else g for y, k, g in zip(train.labels, known, guesses)]
+        return training.Encoded(train.ids, labels), None, chosen
+    if arm == "E":
+        return train, None, chosen
+    raise ValueError(f"expected an arm among {sorted(models.TASK_ARMS)}, got {arm!r}")
+
+
+def torch_bool(values):
+    import torch
+
+    return torch.as_tensor(values, dtype=torch.bool)
+
+
+def _task_distillation_run(labelled: int, seed: int, arm: str, folder: str) -> dict:
+    """One run of the few-label experiment: arm ``arm`` on ``labelled`` labels drawn with ``seed``,
+    from the distilled student of ``seed`` (saved in ``folder`` by the students stage); the arm
+    :data:`course_utils.models.FEW_LABEL_TEACHER` fine-tunes the pre-trained teacher on the labels instead."""
+    from transformers import DistilBertForMaskedLM
+
+    tokenizer, _, _ = _task_data()
     pad_id = tokenizer.pad_token_id
-    sentences = training.subset(splits["train"], labelled, seed)
-    objective = None
-    if method.endswith("task-specific"):
-        teacher = models.load_bundled("teacher-sentiment")
-        with torch.inference_mode():  # the fine-tuned teacher's soft labels for these sentences
-            soft = torch.cat([teacher(input_ids=ids, attention_mask=mask).logits for ids, mask in
-                              (training.pad(sentences.ids[i:i + 256], pad_id) for i in range(0, labelled, 256))])
-        objective = distill.task_objective(soft, **models.TASK_DISTILLATION)
-    if method == "no distillation":
-        student = DistilBertForMaskedLM.from_pretrained(mlm_only_folder)
+    if arm == models.FEW_LABEL_TEACHER:
+        sentences, objective, rows = few_label_data("A", labelled, seed)
+        classifier = _teacher_classifier(seed)
     else:
-        student = models.load_bundled("student")
-    classifier = _classifier_from(student, seed)
+        logits = _teacher_logits() if arm in ("B", "C", "D") else None
+        sentences, objective, rows = few_label_data(arm, labelled, seed, logits)
+        student_folder = _student_folder(folder, seed)
+        student = (DistilBertForMaskedLM.from_pretrained(str(student_folder)) if student_folder.exists()
+                   else models.load_bundled("student") if seed == models.STUDENT_SEEDS[0] else None)
+        classifier = _classifier_from(student, seed)
     settings = {k: v for k, v in models.TASK_FINE_TUNING.items() if k != "epochs"}
-    training.train_classifier(classifier, sentences, pad_id, progress=False, objective=objective,
-                              **dict(settings, seed=seed))
-    return {
-        "labelled": labelled,
-        "method": method,
-        "seed": seed,
-        "sentiment_accuracy_test": training.accuracy(classifier, splits["test"], pad_id),
-    }
+    history = training.train_classifier(classifier, sentences, pad_id, progress=False, objective=objective,
+                                        steps=task_steps(), **dict(settings, seed=seed))
+    seen = training.Encoded([sentences.ids[i] for i in rows], [sentences.labels[i] for i in rows])  # gold labels
+    return {"labelled": labelled, "arm": arm, "seed": seed, **_scores(classifier, history.losses["loss"]),
+            "accuracy_labelled": training.accuracy(classifier, seen, pad_id)}
 
 
 def main(argv: list[str] | None = None) -> int:
