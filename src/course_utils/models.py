@@ -3,7 +3,7 @@
 The teacher is a small BERT (``BertForMaskedLM``, 6 layers, hidden size 128) pre-trained by
 masked-language modelling on the course corpus with the course tokenizer, as BERT was pre-trained
 on books and Wikipedia (without next-sentence prediction, as RoBERTa and DistilBERT dropped it).
-A copy fine-tuned on the corpus's sentiment task is bundled too. Both live in Hugging Face format
+A copy fine-tuned on the sentiment task (:func:`course_utils.data.sentiment_task`) is bundled too. Both live in Hugging Face format
 (``config.json`` + ``model.safetensors``) under ``course_utils/assets`` and are loaded with
 ``from_pretrained`` on those folders.
 

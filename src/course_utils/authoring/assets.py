@@ -8,8 +8,7 @@ recipes are :mod:`course_utils.models`'; this module only runs them.
 
 Every run is a job (:mod:`course_utils.authoring.jobs`) on one of two worker processes, started
 as soon as the models it loads are made: while the teacher pre-trains on one thread, the other
-worker runs what needs no teacher (the MLM-only students, the few-label runs that start from
-them, the bag of words).
+worker runs what needs no teacher (the MLM-only students, the bag of words).
 """
 
 from __future__ import annotations
@@ -56,11 +55,15 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
     """Rebuild the bundled assets, stage by stage; write and return their report (``assets/report.json``).
 
     ``"tokenizer"``: the WordPiece tokenizer. ``"teacher"``: MLM pre-training. ``"teacher-sentiment"``:
-    the teacher fine-tuned on sentiment. ``"students"``: lesson 07's students (distilled, trained without distillation, ablations),
-    each fine-tuned on sentiment; the distilled student of seed 0 and its sentiment copy are bundled.
+    the teacher fine-tuned on the sentiment task (:func:`course_utils.data.sentiment_task`) for each of
+    :data:`course_utils.models.TEACHER_SEEDS` (seed 0's is bundled), and the bag of words. ``"students"``:
+    lesson 07's students (distilled, trained without distillation, ablations), each fine-tuned on sentiment;
+    the distilled student of seed 0 and its sentiment copy are bundled.
     ``"sweep"``: lesson 08's learning-rate sweep, the bundled student fine-tuned at :data:`course_utils.models.LR_SWEEP`.
-    ``"plateau"``: lesson 08's standard recipe for :data:`course_utils.models.PLATEAU_SEEDS`, with and without its schedule.
-    ``"task-distillation"``: lesson 07's few-label experiment (:data:`course_utils.models.LABELLED`, :data:`course_utils.models.TASK_METHODS`).
+    ``"plateau"``: lesson 08's schedule study, the recipe for :data:`course_utils.models.PLATEAU_SEEDS` under
+    each of :data:`course_utils.models.PLATEAU_SCHEDULES` (equal total learning rates).
+    ``"task-distillation"``: lesson 07's few-label experiment (:data:`course_utils.models.LABELLED`,
+    :data:`course_utils.models.TASK_ARMS`, :data:`course_utils.models.FEW_LABEL_TEACHER`).
 
     ``timings_s`` holds each stage's time, the sum of its jobs' (two run at a time), and
     ``rebuild_s`` the wall time of the last rebuild and its stages.
@@ -508,6 +511,8 @@ def few_label_data(arm: str, labelled: int, seed: int, teacher_logits=None):
     E: every sentence with its own label. ``labelled rows`` are the indices of the labelled
     sentences in ``sentences``.
     """
+    import torch
+
     from .. import distill
 
     _, splits, _ = _task_data()
@@ -521,7 +526,7 @@ def few_label_data(arm: str, labelled: int, seed: int, teacher_logits=None):
     known[chosen] = True
     if arm == "C":
         labels = [y if k else -100 for y, k in zip(train.labels, known)]
-        objective = distill.task_objective(teacher_logits, labelled=torch_bool(known), **models.TASK_DISTILLATION)
+        objective = distill.task_objective(teacher_logits, labelled=torch.as_tensor(known), **models.TASK_DISTILLATION)
         return training.Encoded(train.ids, labels), objective, chosen
     if arm == "D":
         guesses = teacher_logits.argmax(-1).tolist()
@@ -530,12 +535,6 @@ def few_label_data(arm: str, labelled: int, seed: int, teacher_logits=None):
     if arm == "E":
         return train, None, chosen
     raise ValueError(f"expected an arm among {sorted(models.TASK_ARMS)}, got {arm!r}")
-
-
-def torch_bool(values):
-    import torch
-
-    return torch.as_tensor(values, dtype=torch.bool)
 
 
 def _task_distillation_run(labelled: int, seed: int, arm: str, folder: str) -> dict:
