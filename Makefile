@@ -34,10 +34,13 @@ SITE := tests/site -m "not measure" -n auto --dist loadscope
 # (OMP_WAIT_POLICY=PASSIVE), or a lesson's two-thread cells crawl while the other kernel holds a core
 # (lesson 07: 33 s alone, 176 s beside lesson 08 without it). Only waiting changes: the same bits.
 # Numbers may differ by one unit in their last printed digit (course_utils.authoring.nbval_tolerance):
-# on another processor a value on a rounding boundary falls the other side of it.
+# on another processor a value on a rounding boundary falls the other side of it. A run that prints
+# nothing for 15 minutes (no cell runs that long: nbval stops one at 10) is hung, not slow; the
+# watchdog kills it and runs it once more (course_utils.authoring.watchdog; CI once lost its 90 minutes
+# to a hung nbval worker).
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600 \
 	-p course_utils.authoring.nbval_tolerance
-LESSONS_NBVAL := OMP_WAIT_POLICY=PASSIVE $(BIN)/pytest $(NBVAL) -n 2 --dist loadfile $(shell ls -r lessons/*.ipynb)
+LESSONS_NBVAL := OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m course_utils.authoring.watchdog -- $(BIN)/pytest $(NBVAL) -n 2 --dist loadfile $(shell ls -r lessons/*.ipynb)
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
 .PHONY: help install assets book lessons validated-cache portability new-lesson handouts pdf test unit notebooks site measure browser compat lab serve bench lock clean lint

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import versions
-from . import require_checkout
+from . import require_checkout, watchdog
 from .lessons import ROOT, lesson_sources
 
 PYPROJECT = ROOT / "pyproject.toml"
@@ -206,15 +206,16 @@ def run_lessons(result: Result, folder: Path, lessons: list[Path]) -> Result:
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONHASHSEED="0", OMP_WAIT_POLICY="PASSIVE",
                PYDEVD_DISABLE_FILE_VALIDATION="1", PATH=f"{folder / 'bin'}{os.pathsep}{env.get('PATH', '')}")
     start = time.perf_counter()
-    run = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    report.unlink(missing_ok=True)  # a hung attempt's retry must not be read from the first's report
+    run = watchdog.run(command, env=env, cwd=ROOT, echo=False)  # a hung run is stopped and run again
     result.run_s = time.perf_counter() - start
     if not report.is_file():
-        result.error = f"pytest wrote no report (exit {run.returncode}):\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
+        result.error = f"pytest wrote no report (exit {run.returncode}):\n{run.output[-4000:]}"
         return result
     result.cells, result.failures = read_junit(report)
     missing = [p.stem for p in lessons if p.stem not in result.cells]
     if missing:
-        result.error = f"no cells ran for {missing} (exit {run.returncode}):\n{run.stdout[-2000:]}"
+        result.error = f"no cells ran for {missing} (exit {run.returncode}):\n{run.output[-2000:]}"
     return result
 
 

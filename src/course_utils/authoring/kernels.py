@@ -115,13 +115,14 @@ def print_measures(rows: list[dict]) -> None:
 def nbval_command(lessons: list[Path] | None = None) -> list[str]:
     """The pytest command of :func:`nbval`: strict, as ``make test`` runs it, on ``lessons``
     (``.md`` or ``.ipynb`` paths, relative to the current directory or absolute; default: every
-    lesson), two at a time, the last first."""
+    lesson), two at a time, the last first, through the watchdog that stops and reruns a hung run
+    (:mod:`course_utils.authoring.watchdog`)."""
     sources = lesson_sources() if not lessons else [Path(p).resolve() for p in lessons]
     for path in sources:
         if not path.with_suffix(".ipynb").is_file():
             raise FileNotFoundError(f"expected a lesson notebook, got {path.with_suffix('.ipynb')}")
     notebooks = [str(p.with_suffix(".ipynb").relative_to(ROOT)) for p in sorted(sources, reverse=True)]
-    return [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
+    return [sys.executable, "-m", "course_utils.authoring.watchdog", "--", sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
             "tests/sanitize.cfg", "--nbval-cell-timeout=600", "-p", "course_utils.authoring.nbval_tolerance",
             "-p", "no:cacheprovider", "-q", "-n", "2", "--dist", "loadfile", *notebooks]
 
