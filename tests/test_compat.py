@@ -89,6 +89,7 @@ def test_make_refuses_a_python_that_does_not_run(tmp_path):
 def test_find_python_names_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("PYENV_ROOT", raising=False)
     with pytest.raises(RuntimeError, match=r"make compat needs Python 3\.99 .*install it"):
         compat.find_python("3.99")
 
@@ -97,10 +98,22 @@ def test_find_python_checks_the_version_the_interpreter_reports(monkeypatch, tmp
     fake_python(tmp_path, "3.12")
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("PYENV_ROOT", raising=False)
     assert compat.find_python("3.12") == str(tmp_path / "python3.12")
     (tmp_path / "python3.12").write_text("#!/bin/sh\necho 3.10\n")  # a pyenv shim of another version
     with pytest.raises(RuntimeError):
         compat.find_python("3.12")
+
+
+def test_find_python_looks_in_pyenv_root_before_the_home_folder(monkeypatch, tmp_path):
+    # pyenv installed outside the home folder (PYENV_ROOT), as on a machine whose HOME is elsewhere
+    bin_folder = tmp_path / "pyenv" / "versions" / "3.12.9" / "bin"
+    bin_folder.mkdir(parents=True)
+    fake_python(bin_folder, "3.12")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
+    assert compat.find_python("3.12") == str(bin_folder / "python3.12")
 
 
 JUNIT = textwrap.dedent("""\

@@ -92,9 +92,9 @@ def find_python(version: str) -> str:
 
     Raises with what to install when there is none.
     """
-    home = Path.home()
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")  # pyenv's own variable first
     candidates = [shutil.which(f"python{version}") or ""]
-    candidates += sorted(str(p) for p in (home / ".pyenv" / "versions").glob(f"{version}.*/bin/python{version}"))
+    candidates += sorted(str(p) for p in (pyenv / "versions").glob(f"{version}.*/bin/python{version}"))
     candidates += [f"/usr/bin/python{version}", f"/usr/local/bin/python{version}"]
     for candidate in filter(None, candidates):
         try:
