@@ -341,7 +341,7 @@ def seed_spread(
     if reference is not None:
         label, y = reference
         fig.add_hline(y=float(significant([y])[0]), line=dict(color="black", width=1, dash="dot"),
-                      annotation_text=label, annotation_position="bottom right")
+                      annotation_text=label, annotation_position="top left")
     fig.update_layout(scattermode="group", legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return _style(fig, title, x_title, y_title, height)
 
