@@ -363,3 +363,35 @@ def test_each_lesson_ends_with_its_references(source):
     assert listed == cited, f"{source.stem}: 'References:' lists {sorted(listed)}, the lesson cites {sorted(cited)}"
     assert "{doc}`../book/references`" in match.group(1)
     assert text.rstrip().endswith(match.group(0).rstrip()) or "Key takeaways" in text[: match.start()]
+
+
+TABLE_SEPARATOR = re.compile(r"^\|(?:\s*:?-+:?\s*\|)+\s*$")
+
+
+def table_starts_without_a_header(text: str) -> list[str]:
+    """Rows of a markdown table that open a table (after a line that is not a row, outside code
+    fences) but are not followed by the ``|---|`` line of a header: a blank line inside a table
+    splits it, and the rows after the blank render as a paragraph of pipes."""
+    lines, found, fenced = text.splitlines(), [], False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if fenced or not line.startswith("|") or (i and lines[i - 1].startswith("|")):
+            continue
+        if i + 1 >= len(lines) or not TABLE_SEPARATOR.match(lines[i + 1]):
+            found.append(line[:80])
+    return found
+
+
+def test_a_table_split_by_a_blank_line_is_found():
+    good = "| a | b |\n|---|---|\n| 1 | 2 |\n"
+    assert table_starts_without_a_header(good) == []
+    split = good + "\n| 3 | 4 |\n"
+    assert table_starts_without_a_header(split) == ["| 3 | 4 |"]
+    assert table_starts_without_a_header("```\n| not | a table |\n```\n") == []
+
+
+@pytest.mark.parametrize("page", PAGES + SOURCES + [ROOT / "README.md"], ids=lambda p: p.name)
+def test_every_markdown_table_has_its_header(page):
+    assert table_starts_without_a_header(page.read_text(encoding="utf-8")) == [], (
+        f"{page.name}: a table row with no header line above it (a blank line inside a table?)")
