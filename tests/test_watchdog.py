@@ -104,6 +104,14 @@ def test_the_command_line_without_a_command_is_an_error(capsys):
     assert "expected a command to run" in capsys.readouterr().err
 
 
+def test_a_command_that_cannot_start_is_named(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exit_:
+        watchdog.main(["--", str(tmp_path / "no-such-pytest")])
+    assert exit_.value.code == 2
+    said = capsys.readouterr().err
+    assert "cannot start" in said and "no-such-pytest" in said and "No such file" in said
+
+
 def test_the_makefile_and_the_portability_and_compat_runs_go_through_the_watchdog(monkeypatch, tmp_path):
     from course_utils.authoring import compat, kernels
     from course_utils.authoring.lessons import ROOT, lesson_sources

@@ -122,7 +122,8 @@ def nbval_command(lessons: list[Path] | None = None) -> list[str]:
         if not path.with_suffix(".ipynb").is_file():
             raise FileNotFoundError(f"expected a lesson notebook, got {path.with_suffix('.ipynb')}")
     notebooks = [str(p.with_suffix(".ipynb").relative_to(ROOT)) for p in sorted(sources, reverse=True)]
-    return [sys.executable, "-m", "course_utils.authoring.watchdog", "--", sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
+    watched = [sys.executable, "-m", "course_utils.authoring.watchdog", "--"]
+    return [*watched, sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
             "tests/sanitize.cfg", "--nbval-cell-timeout=600", "-p", "course_utils.authoring.nbval_tolerance",
             "-p", "no:cacheprovider", "-q", "-n", "2", "--dist", "loadfile", *notebooks]
 

@@ -4,8 +4,8 @@ nbval prints a dot per cell it checks; the longest lesson cell runs about a minu
 runs past nbval's ``--nbval-cell-timeout`` (600 s) is interrupted and reported. So a run that prints
 nothing for far longer is not slow but stuck outside any cell's timeout: a pytest-xdist worker
 or a kernel that never answered. CI saw one: ``make test``'s nbval printed its last dot and then
-nothing for over an hour, lesson 07 never started on one of the two workers, until CI's 90 minutes
-ran out and nothing of the stop was checked.
+nothing for over an hour (one of the two workers never finished lesson 07's first cell, a 4-second
+import), until CI's 90 minutes ran out and nothing of the stop was checked.
 
 :func:`run` starts the command, echoes what it prints as it prints it, and when ``silence_s`` pass
 with no output it prints the stuck processes (state, kernel wait channel, age, command line), kills
@@ -162,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         return run(command, silence_s=args.silence, attempts=args.attempts).returncode
     except ValueError as error:
         parser.error(str(error))
+    except OSError as error:  # a program that is not there, or not executable
+        parser.error(f"cannot start {command[0]!r}: {error.strerror or error}")
 
 
 if __name__ == "__main__":
