@@ -40,8 +40,8 @@ BUNDLED_STUDENT_THREADS = 2  # the distilled student of seed 0, the bundled one,
 # Where a rebuild gives the same bits, and what holds elsewhere: written into the report with the
 # machine that built it (the numbers are make portability's and the plateau stage's, measured).
 REPRODUCIBILITY = (
-    "Bit for bit only on the same processor type (the CPU capability torch reports and the code paths "
-    "its BLAS and oneDNN choose; each rebuild records its machine under 'machine') with the same torch "
+    "Bit for bit only on the same processor type (its model, not only the CPU capability torch reports: "
+    "the code paths its BLAS and oneDNN choose; each rebuild records its machine under 'machine') with the same torch "
     "and transformers, whatever the number of cores. On another processor type they pick other float32 "
     "kernels: the teacher's logits move by about 1e-6 (make portability measures it), and a training run "
     "carries that into its losses, so a rebuild elsewhere gives other weights and, in their last digits, "
@@ -285,18 +285,26 @@ REPORT_KEYS = {"teacher": None, "teacher-sentiment": None, "students": "students
 @functools.cache
 def machine() -> dict:
     """What a rebuild's bits depend on besides the recipes: the processor, the kernels torch
-    chose for it, and the versions of torch and transformers."""
+    chose for it, and the versions of torch and transformers.
+
+    ``cpu_model`` is the processor's family, model and stepping (Linux): a cloud machine's name
+    ("Intel(R) Xeon(R) Processor") and torch's capability ("AVX512") are the same for several
+    generations of Xeon, whose kernels round differently (the teacher's masked-LM losses, rebuilt
+    on two of them with the same code and stack, part in their last bit at the third step)."""
     import platform
 
     import torch
     import transformers
 
-    name = platform.processor()
+    name, model = platform.processor(), platform.machine()
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():
-        name = next((line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
-                     if line.startswith("model name")), name)
-    return {"processor": name or platform.machine(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        fields = dict(line.split(":", 1) for line in cpuinfo.read_text().split("\n\n")[0].splitlines() if ":" in line)
+        fields = {key.strip(): value.strip() for key, value in fields.items()}
+        name = fields.get("model name", name)
+        model = " ".join(f"{key} {fields[key]}" for key in ("cpu family", "model", "stepping") if key in fields) or model
+    return {"processor": name or platform.machine(), "cpu_model": model,
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "torch": torch.__version__, "transformers": transformers.__version__}
 
 
