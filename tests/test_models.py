@@ -358,3 +358,15 @@ def test_a_classifier_from_a_student_draws_its_head_from_the_seed_and_reports_no
     logged = " ".join(record.getMessage() for record in caplog.records)
     assert "MISSING" not in captured.err + captured.out + logged  # transformers' load report of the new head
     assert "Loading weights" not in captured.err  # nor its progress bars
+
+
+def test_the_machine_names_the_processors_model_where_linux_says_it():
+    import re
+    from pathlib import Path
+
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.is_file() or "cpu family" not in cpuinfo.read_text():
+        pytest.skip("no /proc/cpuinfo with a cpu family here")
+    machine = assets.machine()
+    assert re.fullmatch(r"cpu family \d+ model \d+ stepping \d+", machine["cpu_model"]), machine
+    assert machine["processor"] and machine["cpu_capability"] == torch.backends.cpu.get_cpu_capability()

@@ -289,8 +289,9 @@ def machine() -> dict:
 
     ``cpu_model`` is the processor's family, model and stepping (Linux): a cloud machine's name
     ("Intel(R) Xeon(R) Processor") and torch's capability ("AVX512") are the same for several
-    generations of Xeon, whose kernels round differently (the teacher's masked-LM losses, rebuilt
-    on two of them with the same code and stack, part in their last bit at the third step)."""
+    generations of Xeon, whose kernels can round differently: the teacher's masked-LM losses,
+    rebuilt with the same code and stack on 2026-11-25 and on a family 6 model 207 Xeon on
+    2026-11-26, part in their last bit at the third step, most likely for this reason."""
     import platform
 
     import torch
