@@ -4,7 +4,8 @@ Small, deterministic under a seed, with a ``tqdm`` progress bar, and recording e
 bundled teacher (``make assets``) and lessons 06-08 train with these functions.
 
 Batches are padded only to their own longest sentence (dynamic padding), so a batch of short
-sentences costs less than a batch of long ones.
+sentences costs less than a batch of long ones; fine-tuning can also group sentences of similar
+lengths into batches (``group_by_length``), which pads them far less.
 """
 
 from __future__ import annotations
@@ -146,10 +147,30 @@ def label_tensor(labels: Sequence) -> torch.Tensor:
     return torch.as_tensor(np.asarray(labels, dtype=np.int64))
 
 
-def batch_order(n: int, batch_size: int, seed: int, epoch: int) -> list[np.ndarray]:
-    """Indices of ``n`` examples shuffled for ``epoch`` (seeded), cut into batches of ``batch_size``."""
-    order = np.random.default_rng([seed, epoch]).permutation(n)
-    return [order[i : i + batch_size] for i in range(0, n, batch_size)]
+GROUP_BATCHES = 50  # batches per group sorted by length (Hugging Face's LengthGroupedSampler's 50)
+
+
+def batch_order(n: int, batch_size: int, seed: int, epoch: int, lengths=None) -> list[np.ndarray]:
+    """Indices of ``n`` examples shuffled for ``epoch`` (seeded), cut into batches of ``batch_size``.
+
+    Given ``lengths`` (``n`` of them, each example's length in tokens), batches of examples of similar
+    lengths, so that padding to a batch's longest costs little: the shuffled examples are cut into
+    groups of :data:`GROUP_BATCHES` batches, each group is sorted by length and cut into batches, and
+    the batches are shuffled (Hugging Face's ``group_by_length``, with the batches' order random).
+    Every example is still in exactly one batch of the epoch.
+    """
+    rng = np.random.default_rng([seed, epoch])
+    order = rng.permutation(n)
+    if lengths is None:
+        return [order[i : i + batch_size] for i in range(0, n, batch_size)]
+    lengths = np.asarray(lengths)
+    if lengths.shape != (n,):
+        raise ValueError(f"expected one length per example ({n}), got lengths of shape {lengths.shape}")
+    group = GROUP_BATCHES * batch_size
+    order = np.concatenate([chunk[np.argsort(lengths[chunk], kind="stable")]
+                            for chunk in (order[i : i + group] for i in range(0, n, group))])
+    batches = [order[i : i + batch_size] for i in range(0, n, batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
 
 
 def special_tokens_mask(input_ids: torch.Tensor, tokenizer) -> torch.Tensor:
@@ -205,14 +226,15 @@ def progress_bar(total: int, description: str, show: bool):
     return tqdm(total=total, desc=description, disable=not show, leave=False, mininterval=1.0)
 
 
-def step_batches(n: int, batch_size: int, seed: int, steps: int):
-    """Indices of each of ``steps`` batches of ``n`` examples: epoch after epoch of :func:`batch_order`."""
+def step_batches(n: int, batch_size: int, seed: int, steps: int, lengths=None):
+    """Indices of each of ``steps`` batches of ``n`` examples: epoch after epoch of :func:`batch_order`
+    (given ``lengths``, batches of similar lengths)."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValueError(f"expected at least one example to make batches of, got n={n!r}")  # else: no end
     batch_size = positive_int("batch_size", batch_size)
     step, epoch = 0, 0
     while step < steps:
-        for indices in batch_order(n, batch_size, seed, epoch):
+        for indices in batch_order(n, batch_size, seed, epoch, lengths):
             if step == steps:
                 return
             yield indices
@@ -260,14 +282,17 @@ def parameter_groups(model, weight_decay: float, decay: str = "all") -> list[dic
 
 
 def optimiser(model, *, steps: int, lr: float, warmup: int, weight_decay: float,
-              schedule: str = "warmup-decay", decay: str = "all"):
+              schedule: str = "warmup-decay", decay: str = "all", fused: bool = False):
     """The course's optimiser: AdamW (:func:`parameter_groups`) and a learning-rate schedule; ``(optimizer, schedule)``.
 
     ``schedule="warmup-decay"``: :func:`linear_warmup_decay` over ``steps``; ``"constant"``: ``lr`` throughout.
+    ``fused``: PyTorch's fused AdamW, the same update done by one kernel for every weight instead of
+    a loop over them (fine-tuning's steps take about 13% less time on a CPU; the last bits differ).
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"expected schedule to be one of {SCHEDULES}, got {schedule!r}")
-    optimizer = torch.optim.AdamW(parameter_groups(model, weight_decay, decay), lr=lr, weight_decay=weight_decay)
+    optimizer = torch.optim.AdamW(parameter_groups(model, weight_decay, decay), lr=lr, weight_decay=weight_decay,
+                                  fused=fused)
     factor = (lambda s: linear_warmup_decay(s, steps, warmup)) if schedule == "warmup-decay" else (lambda s: 1.0)
     return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
@@ -357,6 +382,7 @@ def train_classifier(
     objective=None,
     evaluate=None,
     evaluate_every: int = 25,
+    group_by_length: bool = False,
     seed: int = 0,
     progress: bool = True,
 ) -> History:
@@ -369,7 +395,9 @@ def train_classifier(
     ``(B, C)``, ``labels`` ``(B,)`` and the batch's ``indices`` into ``encoded`` (lesson 07's task
     distillation, :func:`course_utils.distill.task_objective`). ``evaluate(model)``, when given, is
     called every ``evaluate_every`` steps (in eval mode; dropout's random draws are not touched) and
-    its results kept in ``history.evaluations``. The arguments are checked first, and
+    its results kept in ``history.evaluations``. ``group_by_length``: batches of sentences of similar
+    lengths (:func:`batch_order`), which pad less. The optimiser is :func:`optimiser`'s, fused. The
+    arguments are checked first, and
     training stops at the first loss that is nan or inf, as in :func:`train_mlm`."""
     check_data(encoded, model, labelled=True)
     _number("epochs", epochs, positive=True)
@@ -384,11 +412,12 @@ def train_classifier(
         steps = math.ceil(epochs * math.ceil(len(encoded.ids) / batch_size))
     steps = positive_int("steps", steps)
     optimizer, schedule = optimiser(model, steps=steps, lr=lr, warmup=warmup, weight_decay=weight_decay,
-                                    schedule=schedule, decay=decay)
+                                    schedule=schedule, decay=decay, fused=True)
     history = History()
     model.train()
+    lengths = [len(row) for row in encoded.ids] if group_by_length else None
     with progress_bar(steps, "fine-tuning", progress) as bar:
-        for step, indices in enumerate(step_batches(len(encoded.ids), batch_size, seed, steps)):
+        for step, indices in enumerate(step_batches(len(encoded.ids), batch_size, seed, steps, lengths)):
             input_ids, attention_mask = pad([encoded.ids[i] for i in indices], pad_id)
             labels = label_tensor([encoded.labels[i] for i in indices])
             if objective is None:
@@ -439,14 +468,18 @@ def mlm_accuracy(model, encoded: Encoded, tokenizer, *, batch_size: int = 256, s
 
 @torch.inference_mode()
 def predict(model, encoded: Encoded, pad_id: int, *, batch_size: int = 256) -> np.ndarray:
-    """Predicted class of every sentence: ``(N,)`` ints."""
+    """Predicted class of every sentence: ``(N,)`` ints, in ``encoded``'s order. The sentences go
+    through the model shortest first, so that a batch pads little."""
     check_data(encoded, model)
     model.eval()
+    order = np.argsort([len(row) for row in encoded.ids], kind="stable")
     predictions = []
-    for start in range(0, len(encoded.ids), batch_size):
-        input_ids, attention_mask = pad(encoded.ids[start : start + batch_size], pad_id)
+    for start in range(0, len(order), batch_size):
+        input_ids, attention_mask = pad([encoded.ids[i] for i in order[start : start + batch_size]], pad_id)
         predictions.append(model(input_ids=input_ids, attention_mask=attention_mask).logits.argmax(-1))
-    return torch.cat(predictions).numpy()
+    predicted = np.empty(len(order), dtype=np.int64)
+    predicted[order] = torch.cat(predictions).numpy()
+    return predicted
 
 
 def accuracy(model, encoded: Encoded, pad_id: int) -> float:
