@@ -338,6 +338,7 @@ def distil(
     alphas: Mapping[str, float] | None = None,
     temperature: float = DEFAULT_TEMPERATURE,
     restrict_ce_to_mask: bool = False,
+    group_by_length: bool = False,
     seed: int = 0,
     progress: bool = True,
 ) -> History:
@@ -346,7 +347,7 @@ def distil(
     Both models see the same masked batch (as in ``distiller.py``); the teacher runs in eval mode
     without gradients, the student in train mode (dropout on). The loss is :func:`triple_loss`
     (``alphas``, ``temperature``, ``restrict_ce_to_mask``). The optimiser, schedule, clipping,
-    batches and masks are :func:`course_utils.training.train_mlm`'s (AdamW, linear warm-up and
+    batches and masks (``group_by_length`` too) are :func:`course_utils.training.train_mlm`'s (AdamW, linear warm-up and
     decay, gradient norm clipped to 1): with the same seed, a student trained by ``train_mlm``
     sees exactly the same data, so the comparison isolates the teacher's signal. (``distiller.py``
     differs in two details the course leaves aside: it masks exactly 15% of a batch's tokens,
@@ -368,7 +369,8 @@ def distil(
     history = History()
     student.train()
     teacher.eval()
-    batches = training.mlm_batches(encoded, tokenizer, steps=steps, batch_size=batch_size, seed=seed)
+    batches = training.mlm_batches(encoded, tokenizer, steps=steps, batch_size=batch_size, seed=seed,
+                                   group_by_length=group_by_length)
     with training.progress_bar(steps, "distillation", progress) as bar:
         for step, batch in enumerate(batches):
             loss = distillation_step(
