@@ -141,3 +141,13 @@ def test_rewriting_the_bookmarks_prints_no_trailer_size_warning(tmp_path, caplog
     with caplog.at_level("WARNING"):  # only that warning is dropped, and only while cloning
         PdfWriter(clone_from=PdfReader(_pdf_with_a_short_trailer(tmp_path / "again.pdf")))
     assert any("exceeds defined trailer size" in r.getMessage() for r in caplog.records)
+
+
+def test_bench_times_a_fine_tuning_step_in_each_setting_and_rows_give_the_speed_up():
+    from course_utils.authoring import bench_fine_tuning
+
+    seconds = bench_fine_tuning.time_fine_tuning_steps(rounds=1, steps=2)
+    assert list(seconds) == list(bench_fine_tuning.SETTINGS) and all(0 < s < 5 for s in seconds.values())
+    lines = bench_fine_tuning.rows({name: 0.1 / (i + 1) for i, name in enumerate(bench_fine_tuning.SETTINGS)})
+    assert lines[0] == "| fine-tuning step, random batches, AdamW loop: ms (x1.00) | 100.0 | - | - |"
+    assert lines[3].endswith("(the recipe): ms (x4.00) | 25.0 | - | - |")

@@ -271,6 +271,17 @@ def test_distil_without_the_teacher_terms_is_train_mlm_on_the_same_batches(token
     assert distill.train_mlm is training.train_mlm
 
 
+def test_distil_groups_batches_by_length_as_train_mlm_does(tokenizer, sentences):
+    """group_by_length reaches the batches, and both loops get the same ones: the comparison stays fair."""
+    mlm_only = {"ce": 0.0, "mlm": 1.0, "cos": 0.0}
+    grouped, _, _ = _run(tokenizer, sentences, alphas=mlm_only, steps=4, group_by_length=True)
+    ungrouped, _, _ = _run(tokenizer, sentences, alphas=mlm_only, steps=4)
+    _, baseline = _pair(tokenizer)
+    reference = distill.train_mlm(baseline, sentences, tokenizer, steps=4, batch_size=16, lr=1e-3, warmup=1,
+                                  group_by_length=True, seed=0, progress=False)  # fmt: skip
+    assert grouped.losses["mlm"] == reference.losses["mlm"] != ungrouped.losses["mlm"]
+
+
 def test_distillation_brings_a_random_student_closer_to_the_teacher(tokenizer, sentences):
     teacher, _ = _pair(tokenizer)
     torch.manual_seed(0)

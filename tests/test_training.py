@@ -43,6 +43,39 @@ def test_batch_order_is_a_seeded_permutation_per_epoch():
     assert not np.array_equal(first, np.concatenate(training.batch_order(10, 4, 0, 1)))
 
 
+def test_batches_of_similar_lengths_keep_every_example_once_and_pad_less(small):
+    lengths = np.array([len(row) for row in small.ids])
+    for epoch in (0, 1):
+        grouped = training.batch_order(len(lengths), 8, seed=3, epoch=epoch, lengths=lengths)
+        assert sorted(np.concatenate(grouped)) == list(range(len(lengths)))  # each example once
+        assert [len(b) for b in grouped] == [8] * 32
+        assert all(np.array_equal(a, b) for a, b in zip(grouped, training.batch_order(len(lengths), 8, 3, epoch, lengths)))
+    random = training.batch_order(len(lengths), 8, 3, 0)
+    padded = lambda batches: sum(lengths[b].max() * len(b) for b in batches)  # noqa: E731
+    assert padded(grouped) < 0.8 * padded(random)
+    # a group holds GROUP_BATCHES batches: within it, sorted by length, so a batch spans a narrow range of lengths
+    assert np.mean([np.ptp(lengths[b]) for b in grouped]) < 0.5 * np.mean([np.ptp(lengths[b]) for b in random])
+    # the batches' order is shuffled: not longest (or shortest) first
+    maxima = [lengths[b].max() for b in grouped]
+    assert maxima != sorted(maxima) and maxima != sorted(maxima, reverse=True)
+    # the unsorted order is untouched by the new argument
+    assert all(np.array_equal(a, b) for a, b in zip(random, training.batch_order(len(lengths), 8, 3, 0, None)))
+
+
+def test_batch_order_refuses_lengths_that_are_not_one_per_example():
+    with pytest.raises(ValueError, match=r"one length per example \(10\)"):
+        training.batch_order(10, 4, 0, 0, lengths=[3] * 9)
+
+
+def test_predict_returns_the_sentences_order_whatever_their_lengths(small, tokenizer):
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(tiny_config(tokenizer, num_labels=2)).eval()
+    predicted = training.predict(model, small, tokenizer.pad_token_id, batch_size=32)
+    with torch.inference_mode():
+        one_by_one = [int(model(input_ids=torch.tensor([row])).logits.argmax(-1)) for row in small.ids]
+    assert predicted.tolist() == one_by_one and predicted.shape == (len(small.ids),)
+
+
 def test_special_tokens_are_never_maskable(tokenizer):
     input_ids, _ = training.pad([tokenizer("I love NLP")["input_ids"], [2, 3]], tokenizer.pad_token_id)
     special = training.special_tokens_mask(input_ids, tokenizer)
@@ -69,6 +102,19 @@ def test_train_mlm_is_deterministic_records_losses_and_learns(small, tokenizer):
     assert len(history.losses["mlm"]) == 30
     assert np.mean(history.losses["mlm"][-5:]) < np.mean(history.losses["mlm"][:5]) - 0.5
     assert not model.training
+
+
+def test_masked_lm_batches_grouped_by_length_are_batch_orders_batches_and_pad_less(small, tokenizer):
+    lengths = np.array([len(row) for row in small.ids])
+    grouped = list(training.mlm_batches(small, tokenizer, steps=8, batch_size=32, seed=2, group_by_length=True))
+    plain = list(training.mlm_batches(small, tokenizer, steps=8, batch_size=32, seed=2))
+    for (input_ids, attention_mask, masked, labels), indices in zip(grouped, training.batch_order(256, 32, 2, 0, lengths)):
+        assert input_ids.shape == (32, lengths[indices].max())  # the batch's sentences, padded to their longest
+        assert [row[row != tokenizer.pad_token_id].tolist() for row in input_ids] == [small.ids[i] for i in indices]
+        assert masked.shape == labels.shape == attention_mask.shape == input_ids.shape
+    assert sum(b[0].numel() for b in grouped) < 0.8 * sum(b[0].numel() for b in plain)
+    again = training.mlm_batches(small, tokenizer, steps=8, batch_size=32, seed=2, group_by_length=True)
+    assert all(torch.equal(x, y) for a, b in zip(grouped, again) for x, y in zip(a, b))  # same masks too
 
 
 def test_mlm_accuracy_is_a_share_of_the_masked_tokens(small, tokenizer):

@@ -1,5 +1,8 @@
 """``make bench``: how long each lesson takes to execute, and how long the book takes to build.
 
+Also the course's encoder against Hugging Face's (:mod:`.bench_encoder`) and a fine-tuning step
+with and without the recipe's two savings (:mod:`.bench_fine_tuning`).
+
 Lessons run exactly as ``make lessons`` runs them (fresh kernel, offline), but their notebooks are
 not rewritten. The book is built twice into a temporary folder, so ``_build/`` is left alone:
 once clean (every lesson executed) and once more with nothing changed (every lesson cached).
@@ -18,6 +21,8 @@ from pathlib import Path
 
 from . import require_checkout
 from .bench_encoder import time_encoder
+from .bench_fine_tuning import rows as fine_tuning_rows
+from .bench_fine_tuning import time_fine_tuning_steps
 from .lessons import ROOT, lesson_sources, run_lesson
 
 # Budgets in seconds, from the issues that introduced each lesson; lessons not listed get DEFAULT.
@@ -69,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(encoder.row())
     over += not encoder.passed
     print(rows[-1], flush=True)
+    for line in fine_tuning_rows(time_fine_tuning_steps()):  # the recipe's two savings (group_by_length, fused)
+        rows.append(line)
+        print(line, flush=True)
     if not args.no_book:
         with tempfile.TemporaryDirectory(prefix="course-bench-") as tmp:
             clean = time_book_build(Path(tmp))
