@@ -62,6 +62,23 @@ def test_batches_of_similar_lengths_keep_every_example_once_and_pad_less(small):
     assert all(np.array_equal(a, b) for a, b in zip(random, training.batch_order(len(lengths), 8, 3, 0, None)))
 
 
+def test_larger_groups_sort_more_and_pad_less(small):
+    lengths = np.array([len(row) for row in small.ids])
+    padded = {g: sum(lengths[b].max() * len(b) for b in training.batch_order(256, 8, 3, 0, lengths, group_batches=g))
+              for g in (1, 4, 32)}
+    random = sum(lengths[b].max() * len(b) for b in training.batch_order(256, 8, 3, 0))
+    assert random == padded[1] > padded[4] > padded[32]  # a group of one batch sorts nothing
+    default = training.batch_order(256, 8, 3, 0, lengths)
+    explicit = training.batch_order(256, 8, 3, 0, lengths, group_batches=training.GROUP_BATCHES)
+    assert len(default) == 32 and all(np.array_equal(a, b) for a, b in zip(default, explicit))
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "4", True])
+def test_batch_order_refuses_a_group_that_is_not_a_positive_count(bad):
+    with pytest.raises((TypeError, ValueError), match="group_batches"):
+        training.batch_order(10, 2, 0, 0, lengths=[3] * 10, group_batches=bad)
+
+
 def test_batch_order_refuses_lengths_that_are_not_one_per_example():
     with pytest.raises(ValueError, match=r"one length per example \(10\)"):
         training.batch_order(10, 4, 0, 0, lengths=[3] * 9)
