@@ -9,8 +9,7 @@ takes to execute from its budget in :data:`course_utils.authoring.bench.LESSON_B
 Two kinds of page are executed from ``lessons/``: a **lesson** (``NN_slug.md``, one of the ten
 numbered steps of the plan) and its optional **lab page** (``NN_slug_lab.md``: the measured
 experiments, seed tables and ablations of lesson NN, which a curious reader opens from the lesson).
-A lab page has no number of its own: the map lists it with its lesson (:func:`is_lab`,
-:func:`lab_of`, :func:`lesson_of`).
+A lab page has no number of its own: the map lists it with its lesson (:mod:`course_utils.pages`).
 
 The **Time:** line is not a guess typed once: :func:`study_minutes` computes it from the lesson
 as a learner meets it (the content time model of :mod:`course_utils.authoring.minutes`: prose,
@@ -28,35 +27,11 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from . import plots
+from .authoring.minutes import TIME, content
+from .pages import LAB_SUFFIX, is_lab, lab_of, lesson_of  # noqa: F401  (the page kinds, used here and re-exported)
 
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
 TITLE = re.compile(r"^# (.+)$", re.MULTILINE)
-TIME = re.compile(r"\*\*Time:\*\*\s+about\s+(\d+)\s+minutes")
-
-LAB_SUFFIX = "_lab"  # lessons/NN_slug_lab.md is the lab page of lessons/NN_slug.md
-
-
-def is_lab(path: Path | str) -> bool:
-    """Whether a page of ``lessons/`` (a path or a stem) is a lab page, ``NN_slug_lab``."""
-    return Path(path).stem.endswith(LAB_SUFFIX)
-
-
-def lab_of(lesson: Path) -> Path | None:
-    """The lab page of a lesson's ``.md`` (``NN_slug.md`` → ``NN_slug_lab.md``), None if it has none."""
-    lesson = Path(lesson)
-    if is_lab(lesson):
-        raise ValueError(f"expected a lesson such as lessons/07_distillation.md, got the lab page {lesson.name}")
-    lab = lesson.with_name(f"{lesson.stem}{LAB_SUFFIX}{lesson.suffix or '.md'}")
-    return lab if lab.is_file() else None
-
-
-def lesson_of(lab: Path) -> Path:
-    """The lesson a lab page belongs to (``NN_slug_lab.md`` → ``NN_slug.md``)."""
-    lab = Path(lab)
-    if not is_lab(lab):
-        raise ValueError(f"expected a lab page such as lessons/07_distillation_lab.md, got {lab.name}")
-    return lab.with_name(lab.stem[: -len(LAB_SUFFIX)] + (lab.suffix or ".md"))
-
 
 @dataclass(frozen=True)
 class Planned:
@@ -133,8 +108,6 @@ def read_lesson(path: Path) -> tuple[str, int]:
 def study_minutes(path: Path) -> int:
     """The study time a lesson's main path takes, in minutes rounded to 5, by the content time model
     of :mod:`course_utils.authoring.minutes` (its MyST markdown and its executed ``.ipynb``)."""
-    from .authoring.minutes import content
-
     return content(Path(path)).minutes
 
 

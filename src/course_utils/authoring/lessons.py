@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..course_map import is_lab, lab_of, lesson_of  # noqa: F401  (the page kinds, re-exported)
+from ..pages import is_lab, lab_of, lesson_of  # noqa: F401  (the page kinds, re-exported)
 from . import ROOT, require_checkout
 
 LESSONS_DIR = ROOT / "lessons"

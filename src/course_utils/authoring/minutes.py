@@ -45,6 +45,7 @@ MINUTES_PER_EXERCISE = 8  # predict, write, run the checker, perhaps read a hint
 MAIN_PATH_LIMIT = 75  # the most a lesson's main path may take (the course design)
 MACHINERY_LIMIT = 0.05  # the largest share of a lesson's prose sentences about the machinery
 
+TIME = re.compile(r"\*\*Time:\*\*\s+about\s+(\d+)\s+minutes")  # a page's stated Time line
 WORD = re.compile(r"[A-Za-z]+(?:['’][a-z]+)?")
 CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?")
 FRONT_MATTER = re.compile(r"\A---\n.*?^---\s*$", re.MULTILINE | re.DOTALL)
@@ -198,8 +199,6 @@ def content_of(text: str, notebook=None, page: str = "page") -> Content:
     """Count the main path of a page's MyST markdown ``text``, with the outputs of its executed
     ``notebook`` (an nbformat notebook, its code cells matched to the page's by their source)."""
     import jupytext
-
-    from ..course_map import TIME
 
     cells = jupytext.reads(text, fmt="md:myst").cells
     outputs = {}
