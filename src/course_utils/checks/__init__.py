@@ -50,7 +50,7 @@ from .engine import (
 from .masking import check_causal_mask, check_padding_mask
 from .mlm import check_mlm_mask
 from .multi_head import check_merge_heads, check_split_heads
-from .positional import check_add_positions, check_sinusoidal_encoding
+from .positional import check_dots_by_distance, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
 from .since_distilbert import check_apply_rope, check_blocked_attention, check_decode_step, check_repeat_kv
 from .task_heads import check_align_labels, check_classification_head
@@ -63,7 +63,6 @@ __all__ = [
     "Exercise",
     "Mistake",
     "Symptom",
-    "check_add_positions",
     "check_apply_rope",
     "check_blocked_attention",
     "check_decode_step",
@@ -73,6 +72,7 @@ __all__ = [
     "check_classification_head",
     "check_distillation_loss",
     "check_distillation_step",
+    "check_dots_by_distance",
     "check_embedding_lookup",
     "check_encoder_block",
     "check_encoder_layer_param_count",
