@@ -29,7 +29,7 @@ symptoms with their hints), build the cases from the reference, and hand both to
 checkers live in a module of this package named after the lesson's topic; this module re-exports them.
 """
 
-from .attention import check_scaled_dot_product_attention, check_softmax
+from .attention import check_scaled_dot_product_attention, check_softmax, check_weights_entropy
 from .distill import check_distillation_loss, check_layer_map
 from .distillation_step import check_distillation_step
 from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
@@ -90,6 +90,7 @@ __all__ = [
     "check_softmax",
     "check_split_heads",
     "check_train_step",
+    "check_weights_entropy",
     "close_arrays",
     "diagnose",
     "equal_integers",
