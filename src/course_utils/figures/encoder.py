@@ -125,8 +125,8 @@ def block_figure(config: EncoderConfig, *, title: str = BLOCK_TITLE) -> go.Figur
     _arrowhead(fig, sx, 1.4, sx, 0.75, stream)
     fig.add_annotation(x=sx - 0.3, y=9.0, text="residual<br>path", showarrow=False, xanchor="right",
                        font=dict(size=12, color=stream))
-    for top, name, text in ((10.3, "attention", f"multi-head self-attention<br>{H} heads of {D // H}"),
-                            (5.8, "ffn", f"feed-forward network<br>{D} → {Fd}, GELU, → {D}")):
+    for top, text in ((10.3, f"multi-head self-attention<br>{H} heads of {D // H}"),
+                      (5.8, f"feed-forward network<br>{D} → {Fd}, GELU, → {D}")):
         box_y, plus_y, norm_y = top - 1.2, top - 2.4, top - 3.3
         _line(fig, [(sx, top), (bmid, top), (bmid, box_y + 0.6)], branch)  # the branch leaves the stream
         _arrowhead(fig, bmid, box_y + 0.9, bmid, box_y + 0.5, branch)
@@ -137,7 +137,7 @@ def block_figure(config: EncoderConfig, *, title: str = BLOCK_TITLE) -> go.Figur
                       line=dict(color=stream, width=2), fillcolor="white")
         fig.add_annotation(x=sx, y=plus_y, text="<b>+</b>", showarrow=False, font=dict(size=16))
         _box(fig, sx - 1.7, sx + 1.7, norm_y, "LayerNorm", stream, height=0.6)
-        fig.add_annotation(x=sx + 1.9, y=norm_y, text=f"add & norm: ({'T'}, {D})", showarrow=False,
+        fig.add_annotation(x=sx + 1.9, y=norm_y, text=f"add & norm: (T, {D})", showarrow=False,
                            xanchor="left", font=dict(size=12))
     _box(fig, sx - 1.7, sx + 1.7, 11.9, f"x: (T, {D})", "black", height=0.6)
     fig.add_annotation(x=sx + 1.9, y=11.9, text="one vector per token", showarrow=False, xanchor="left",
