@@ -137,7 +137,10 @@ def sentences(definition: str) -> int:
 
 
 def toc_files() -> list[str]:
-    return [TOC["root"]] + [c["file"] for part in TOC["parts"] for c in part["chapters"]]
+    """Every file of the toc: the root, each chapter, and each chapter's sections (lab pages)."""
+    return [TOC["root"]] + [
+        f for part in TOC["parts"] for c in part["chapters"] for f in [c["file"]] + [s["file"] for s in c.get("sections", [])]
+    ]
 
 
 # ---------------------------------------------------------------------------------- contents
