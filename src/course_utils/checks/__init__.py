@@ -32,7 +32,7 @@ checkers live in a module of this package named after the lesson's topic; this m
 from .attention import check_scaled_dot_product_attention, check_softmax, check_weights_entropy
 from .distill import check_distillation_loss, check_layer_map
 from .distillation_step import check_distillation_step
-from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
+from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm, check_pre_ln_block
 from .engine import (
     Case,
     Comparison,
@@ -76,6 +76,7 @@ __all__ = [
     "check_embedding_lookup",
     "check_encoder_block",
     "check_encoder_layer_param_count",
+    "check_pre_ln_block",
     "check_frame_tokens",
     "check_layer_map",
     "check_pad_batch",

@@ -17,14 +17,14 @@ module                  lesson  what it draws
 ``masking``             05      scores before and after a padding or causal mask; its explorer
 ``pattern_finder``      06      each attention head's behaviours (previous token, [CLS], ...)
 ``attention_explorer``  06      every head's attention map, live or kernel-free
-``encoder``             06      DistilBERT-base stage by stage, and what BERT-base adds
+``encoder``             06      one post-LN block as a residual stream; DistilBERT-base stage by stage, and what BERT-base adds
 ``distillation``        07      a distribution softened by a temperature; its explorer
 ======================  ======  =================================================================
 """
 
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
 from .distillation import entropy, softened, temperature_explorer, temperature_figure
-from .encoder import architecture_figure
+from .encoder import architecture_figure, block_figure
 from .masking import MASK_KINDS, mask_of_kind, masked_attention_figure, masking_explorer
 from .pattern_finder import (
     BEHAVIOURS,
@@ -59,6 +59,7 @@ __all__ = [
     "PreparedText",
     "RankedHead",
     "architecture_figure",
+    "block_figure",
     "attention_flow",
     "attention_maps",
     "attention_samples",
