@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..pages import is_lab, lab_of, lesson_of  # noqa: F401  (the page kinds, re-exported)
 from . import ROOT, require_checkout
 
 LESSONS_DIR = ROOT / "lessons"
@@ -75,9 +76,20 @@ def repository(config: Path = CONFIG) -> Repository:
     return Repository(url=str(settings["url"]), branch=str(settings["branch"]))
 
 
+def page_sources(lessons_dir: Path = LESSONS_DIR) -> list[Path]:
+    """Every executed page's MyST markdown file: each lesson (``NN_slug.md``), followed by its lab
+    page when it has one (``NN_slug_lab.md``). All are executed, paired and checked alike."""
+    return sorted((p for p in lessons_dir.glob("*.md") if LESSON_NAME.match(p.stem)), key=lambda p: p.stem)
+
+
 def lesson_sources(lessons_dir: Path = LESSONS_DIR) -> list[Path]:
-    """Every lesson's MyST markdown file, in lesson order (``NN_slug.md``)."""
-    return sorted(p for p in lessons_dir.glob("*.md") if LESSON_NAME.match(p.stem))
+    """Every lesson's MyST markdown file, in lesson order (``NN_slug.md``; lab pages left out)."""
+    return [p for p in page_sources(lessons_dir) if not is_lab(p)]
+
+
+def lab_sources(lessons_dir: Path = LESSONS_DIR) -> list[Path]:
+    """Every lab page's MyST markdown file (``NN_slug_lab.md``), in lesson order."""
+    return [p for p in page_sources(lessons_dir) if is_lab(p)]
 
 
 def badge_markdown(repo: Repository, notebook: str) -> str:

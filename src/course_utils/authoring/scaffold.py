@@ -23,8 +23,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..course_map import study_minutes_of
 from . import lessons, require_checkout
+from .minutes import content_of
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 MAX_NAME_LENGTH = 40
@@ -186,8 +186,9 @@ def lesson_text(number: int, name: str, title: str, repo: lessons.Repository, pr
     label = name.replace("_", "-")  # exercise labels: lower case and hyphens
     body = BODY.format(marker=MARKER, label=label, previous=previous, previous_number=number - 1)
     text = f"{FRONT_MATTER}\n# {title}\n\n{badge}\n\n```{{code-cell}} ipython3\n{setup}\n```\n\n{body}"
-    # the Time line is the template's own estimate; it grows with the lesson (tests/test_course_map.py)
-    return text.replace("**Time:** about 30", f"**Time:** about {study_minutes_of(text)}", 1)
+    # the Time line is the template's own content time (make minutes); it grows with the lesson
+    # (tests/test_course_map.py). The template's few printed lines do not move it by 5 minutes.
+    return text.replace("**Time:** about 30", f"**Time:** about {content_of(text, page=stem).minutes}", 1)
 
 
 def _lessons_part(toc: dict) -> dict:
