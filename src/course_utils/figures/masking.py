@@ -181,7 +181,7 @@ def mask_placement_figure(
     except ValueError:
         raise ValueError(f"expected a mask broadcastable to the weights {shape}, got {mask.shape}") from None
     _require_title(title)
-    columns = [*key_labels, SUM_LABEL]
+    columns = [*plots.unique_labels(key_labels), SUM_LABEL]  # the keys numbered only if one repeats
     blocked = np.concatenate([~allowed, np.zeros((shape[0], 1), dtype=bool)], axis=1)  # the sums are never blocked
     fig = make_subplots(rows=1, cols=2, subplot_titles=PLACEMENT_PANELS, horizontal_spacing=0.1)
     for k, weights in enumerate((right, wrong)):
