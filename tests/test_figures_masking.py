@@ -147,17 +147,26 @@ def test_the_placement_figure_draws_both_weights_with_their_row_sums():
     right_trace, right_grey, wrong_trace, wrong_grey = fig.data
     for trace, weights in ((right_trace, right), (wrong_trace, wrong)):
         z = np.array(trace.z, dtype=float)
-        assert list(trace.x)[-1] == figures.masking.SUM_LABEL
+        # the two [PAD] keys no query may attend to are one grey column
+        assert list(trace.x) == ["[CLS]", "a", "[SEP]", "[PAD] ×2", figures.masking.SUM_LABEL]
         np.testing.assert_allclose(z[:, :3], weights[:, :3], atol=5e-3)  # rounded to 2 decimals
-        assert np.isnan(z[:, 3:5]).all()  # the [PAD] keys are grey, not numbers
+        assert np.isnan(z[:, 3]).all()  # grey, not a number
         np.testing.assert_allclose(z[:, -1], weights.sum(axis=1), atol=5e-3)
     assert np.allclose(np.array(right_trace.z, dtype=float)[:, -1], 1.0)
     assert (np.array(wrong_trace.z, dtype=float)[:, -1] < 0.99).all()
     for grey in (right_grey, wrong_grey):
-        np.testing.assert_array_equal(np.array(grey.text)[:, :5] == "blocked", np.broadcast_to(~mask, (3, 5)))
-        assert (np.array(grey.text)[:, 5] == "").all()  # a row sum is never blocked
-    assert [t.showscale for t in (right_trace, wrong_trace)] == [False, True]  # one colour bar for both
+        assert (np.array(grey.text)[:, 3] == "0").all() and (np.array(grey.text)[:, [0, 1, 2, 4]] == "").all()
+    assert not any(t.showscale for t in fig.data)  # the values are written: no colour bar
     assert fig.layout.title.text == "t"
+
+
+def test_the_placement_figure_keeps_keys_blocked_for_some_queries_only():
+    raw = np.random.default_rng(1).standard_normal((4, 4))
+    causal = masking.causal_mask(4)
+    right, wrong = masking.safe_masked_softmax(raw, causal), attention.softmax(raw) * causal
+    fig = figures.mask_placement_figure(right, wrong, causal, list("abcd"), list("abcd"), title="t")
+    assert list(fig.data[0].x) == ["a", "b", "c", "d", figures.masking.SUM_LABEL]  # nothing merged
+    np.testing.assert_array_equal(np.array(fig.data[1].text)[:, :4] == "0", ~causal)
 
 
 def test_the_placement_figure_refuses_bad_input():

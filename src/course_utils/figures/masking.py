@@ -161,10 +161,13 @@ def mask_placement_figure(
     after it (``wrong``), each with a last column holding every row's sum (lesson 05).
 
     ``right`` and ``wrong`` are ``(T_q, T_k)`` weights, row ``i`` for ``query_labels[i]``, column ``j``
-    for ``key_labels[j]``; ``mask`` boolean, broadcastable to them, ``True`` = may attend: the
-    blocked cells are drawn grey with the text "blocked" in both panels. Every cell shows its value
-    (readable without colour); the two panels share one 0..1 colour scale. On a narrow screen the
-    site stacks the panels.
+    for ``key_labels[j]``; ``mask`` boolean, broadcastable to them, ``True`` = may attend. Keys that
+    no query may attend to (the ``[PAD]`` keys of a padding mask), whose weight is 0 in both panels,
+    are drawn as one grey column reading 0 (labelled ``"[PAD] ×4"`` when they share a label), so that
+    the other cells are wide enough to show their values on a phone too; other blocked cells are grey
+    with the text 0. Every cell shows its value (readable without colour); the two panels share one
+    0..1 colour scale, without a colour bar (every cell writes its value; on a phone the
+    cells need that width to hold their text). On a narrow screen the site stacks the panels.
     """
     right, wrong = (np.asarray(w, dtype=float) for w in (right, wrong))
     shape = (len(query_labels), len(key_labels))
@@ -181,11 +184,22 @@ def mask_placement_figure(
     except ValueError:
         raise ValueError(f"expected a mask broadcastable to the weights {shape}, got {mask.shape}") from None
     _require_title(title)
-    columns = [*plots.unique_labels(key_labels), SUM_LABEL]  # the keys numbered only if one repeats
-    blocked = np.concatenate([~allowed, np.zeros((shape[0], 1), dtype=bool)], axis=1)  # the sums are never blocked
+    never = ~allowed.any(axis=0)  # (T_k,): keys no query may attend to
+    kept = ~never
+    keys = plots.unique_labels([label for label, keep in zip(key_labels, kept) if keep])
+    blocked = ~allowed[:, kept]
+    if never.any():
+        names = {str(key_labels[j]) for j in np.flatnonzero(never)}
+        keys.append(f"{names.pop()} ×{int(never.sum())}" if len(names) == 1 else f"blocked ×{int(never.sum())}")
+        blocked = np.concatenate([blocked, np.ones((shape[0], 1), dtype=bool)], axis=1)
+    columns = [*keys, SUM_LABEL]
+    blocked = np.concatenate([blocked, np.zeros((shape[0], 1), dtype=bool)], axis=1)  # the sums are never blocked
     fig = make_subplots(rows=1, cols=2, subplot_titles=PLACEMENT_PANELS, horizontal_spacing=0.1)
     for k, weights in enumerate((right, wrong)):
-        with_sums = np.concatenate([weights, weights.sum(axis=1, keepdims=True)], axis=1)  # (T_q, T_k + 1)
+        merged = weights[:, kept]
+        if never.any():
+            merged = np.concatenate([merged, weights[:, never].sum(axis=1, keepdims=True)], axis=1)
+        with_sums = np.concatenate([merged, weights.sum(axis=1, keepdims=True)], axis=1)  # (T_q, columns)
         panel = plots.heatmap(
             np.round(with_sums, decimals),
             columns,
@@ -197,10 +211,11 @@ def mask_placement_figure(
             zmin=0.0,
             zmax=1.0,
             blocked=blocked,
+            blocked_text="0",
         )
         for trace in panel.data:
-            if trace.showscale is not False:
-                trace.update(showscale=k == 1, colorbar=dict(thickness=12, x=1.01, len=0.9, y=0.5, title="weight"))
+            trace.update(textfont=dict(size=11))
+            trace.update(showscale=False)  # every cell writes its value: the cells keep the width a colour bar would take
             fig.add_trace(trace, row=1, col=k + 1)
         fig.layout.annotations[k].update(x=fig.layout[f"xaxis{'' if k == 0 else 2}"].domain[0], xanchor="left")
         fig.update_xaxes(type="category", title_text="key (attended to)", tickangle=-45, row=1, col=k + 1)
@@ -210,7 +225,7 @@ def mask_placement_figure(
         title=dict(text=title, x=0.02, xanchor="left"),
         template=plots.TEMPLATE,
         height=230 + 40 * shape[0],
-        margin=dict(l=90, r=60, t=100, b=110),
+        margin=dict(l=80, r=8, t=100, b=110),  # r small: on a phone every pixel goes to the cells
         font=dict(size=12),
     )
     return fig
