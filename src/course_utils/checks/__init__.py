@@ -47,7 +47,7 @@ from .engine import (
     run_checks,
     success_message,
 )
-from .masking import check_causal_mask, check_padding_mask
+from .masking import check_causal_mask, check_padding_mask, check_safe_masked_softmax
 from .mlm import check_mlm_mask
 from .multi_head import check_merge_heads, check_split_heads
 from .positional import check_dots_by_distance, check_sinusoidal_encoding
@@ -67,6 +67,7 @@ __all__ = [
     "check_blocked_attention",
     "check_decode_step",
     "check_repeat_kv",
+    "check_safe_masked_softmax",
     "check_align_labels",
     "check_causal_mask",
     "check_classification_head",

@@ -25,7 +25,7 @@ module                  lesson  what it draws
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
 from .distillation import entropy, softened, temperature_explorer, temperature_figure
 from .encoder import architecture_figure, block_figure
-from .masking import MASK_KINDS, mask_of_kind, masked_attention_figure, masking_explorer
+from .masking import MASK_KINDS, mask_of_kind, mask_placement_figure, masked_attention_figure, masking_explorer
 from .pattern_finder import (
     BEHAVIOURS,
     PreparedText,
@@ -70,6 +70,7 @@ __all__ = [
     "head_figure",
     "heads_figure",
     "mask_of_kind",
+    "mask_placement_figure",
     "multi_head_figure",
     "multi_head_numbers",
     "masked_attention_figure",
