@@ -143,3 +143,97 @@ def test_embedding_lookup_accepts_correct_versions(fn, capsys):
 def test_embedding_lookup_rejects_wrong_versions(fn, hint):
     with pytest.raises(AssertionError, match=hint):
         checks.check_embedding_lookup(fn)
+
+
+def grad_add_at(ids, grad_vectors, vocab_size):
+    grad = np.zeros((vocab_size, grad_vectors.shape[-1]), dtype=grad_vectors.dtype)
+    np.add.at(grad, ids, grad_vectors)
+    return grad
+
+
+def grad_one_hot(ids, grad_vectors, vocab_size):
+    one_hot = np.eye(vocab_size)[ids.reshape(-1)]  # (B*T, V)
+    return (one_hot.T @ grad_vectors.reshape(-1, grad_vectors.shape[-1])).astype(grad_vectors.dtype)
+
+
+def grad_einsum(ids, grad_vectors, vocab_size):
+    return np.einsum("btv,btd->vd", np.eye(vocab_size, dtype=grad_vectors.dtype)[ids], grad_vectors)
+
+
+def grad_loops(ids, grad_vectors, vocab_size):
+    grad = np.zeros((vocab_size, grad_vectors.shape[-1]), dtype=grad_vectors.dtype)
+    for b in range(ids.shape[0]):
+        for t in range(ids.shape[1]):
+            grad[ids[b, t]] += grad_vectors[b, t]  # one position at a time: repeats add up
+    return grad
+
+
+def grad_autograd(ids, grad_vectors, vocab_size):
+    import torch
+
+    table = torch.zeros(vocab_size, grad_vectors.shape[-1], dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.embedding(torch.as_tensor(ids), table).backward(torch.as_tensor(grad_vectors).double())
+    return table.grad.to(torch.float32 if grad_vectors.dtype == np.float32 else torch.float64)
+
+
+@pytest.mark.parametrize("fn", [grad_add_at, grad_one_hot, grad_einsum, grad_loops, grad_autograd])
+def test_embedding_grad_accepts_correct_versions(fn, capsys):
+    checks.check_embedding_grad(fn)
+    assert "all 7 cases pass" in capsys.readouterr().out
+
+
+def grad_assigned(ids, grad_vectors, vocab_size):
+    grad = np.zeros((vocab_size, grad_vectors.shape[-1]), dtype=grad_vectors.dtype)
+    grad[ids] = grad_vectors  # a repeated id: the last write wins
+    return grad
+
+
+def grad_plus_equals(ids, grad_vectors, vocab_size):
+    grad = np.zeros((vocab_size, grad_vectors.shape[-1]), dtype=grad_vectors.dtype)
+    grad[ids] += grad_vectors  # buffered: a repeated id is added once
+    return grad
+
+
+def grad_mean(ids, grad_vectors, vocab_size):
+    counts = np.bincount(ids.reshape(-1), minlength=vocab_size)
+    return grad_add_at(ids, grad_vectors, vocab_size) / np.maximum(counts, 1)[:, None]
+
+
+def grad_every_row(ids, grad_vectors, vocab_size):
+    total = grad_vectors.reshape(-1, grad_vectors.shape[-1]).sum(0)
+    return np.tile(total, (vocab_size, 1))
+
+
+def grad_of_vectors(ids, grad_vectors, vocab_size):
+    return grad_vectors  # (B, T, D): the gradient of the vectors, not of the table
+
+
+def grad_ones(ids, grad_vectors, vocab_size):
+    grad = np.zeros((vocab_size, grad_vectors.shape[-1]), dtype=grad_vectors.dtype)
+    grad[np.unique(ids)] = 1  # "the rows that learn": right rows, wrong values
+    return grad
+
+
+@pytest.mark.parametrize(
+    "fn, hint",
+    [
+        (grad_assigned, "occurs twice"),
+        (grad_plus_equals, "occurs twice"),
+        (grad_mean, "mean of its positions"),
+        (lambda ids, g, v: np.roll(grad_add_at(ids, g, v), -1, axis=0), "off by one"),
+        (grad_every_row, "every row got the gradient"),
+        (grad_of_vectors, r"one row per token of the vocabulary"),
+        (grad_ones, "sum of grad_vectors"),
+    ],
+)
+def test_embedding_grad_rejects_wrong_versions_naming_the_mistake(fn, hint):
+    with pytest.raises(AssertionError, match=hint):
+        checks.check_embedding_grad(fn)
+
+
+def test_embedding_grad_stub_is_not_attempted(capsys):
+    def stub(ids, grad_vectors, vocab_size):
+        raise NotImplementedError
+
+    checks.check_embedding_grad(stub)
+    assert capsys.readouterr().out == checks.not_attempted_message("embedding_grad") + "\n"

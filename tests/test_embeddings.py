@@ -23,6 +23,22 @@ def test_lookup_equals_one_hot_times_table_and_torch_embedding(vocab, d_model, b
     np.testing.assert_array_equal(reference.numpy(), looked_up)
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 5), st.integers(1, 4), st.integers(0, 2**31 - 1))
+def test_embedding_grad_is_torchs_autograd_and_one_hot_transposed(vocab, d_model, batch, seed):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, vocab, (batch, 6))  # repeats are likely: their gradients must add up
+    grad_vectors = rng.standard_normal((batch, 6, d_model))
+    grad = embeddings.embedding_grad(ids, grad_vectors, vocab)
+    table = torch.zeros(vocab, d_model, dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.embedding(torch.from_numpy(ids), table).backward(torch.from_numpy(grad_vectors))
+    np.testing.assert_allclose(grad, table.grad.numpy(), rtol=0, atol=1e-12)
+    one_hot = embeddings.one_hot(ids, vocab).reshape(-1, vocab)
+    np.testing.assert_allclose(one_hot.T @ grad_vectors.reshape(-1, d_model), grad, rtol=0, atol=1e-12)
+    absent = np.setdiff1d(np.arange(vocab), ids)
+    assert (grad[absent] == 0).all()
+
+
 def test_one_hot_rows_have_a_single_one():
     rows = embeddings.one_hot(np.array([[0, 2], [1, 1]]), 3)
     assert rows.shape == (2, 2, 3)
@@ -39,6 +55,9 @@ def test_one_hot_rows_have_a_single_one():
         (lambda: embeddings.embedding_lookup([[0]], np.zeros(4)), ValueError, r"table of shape \(V, D\)"),
         (lambda: embeddings.embedding_lookup([-1], np.zeros((4, 2))), ValueError, r"got -1 at ids\[0\]"),
         (lambda: embeddings.embedding_parameters(0, 4), ValueError, "vocab_size"),
+        (lambda: embeddings.embedding_grad([[0, 1]], np.zeros((1, 3, 2)), 4), ValueError,
+         r"grad_vectors of shape ids.shape \+ \(D,\) = \(1, 2\) \+ \(D,\), got shape \(1, 3, 2\)"),
+        (lambda: embeddings.embedding_grad([[0, 4]], np.zeros((1, 2, 2)), 4), ValueError, r"got 4 at ids\[0, 1\]"),
     ],
 )
 def test_bad_inputs_are_named(call, error, message):

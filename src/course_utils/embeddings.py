@@ -32,3 +32,23 @@ def embedding_lookup(ids, table) -> np.ndarray:
 def embedding_parameters(vocab_size: int, d_model: int) -> int:
     """Number of learned numbers in an embedding table: ``vocab_size * d_model``."""
     return positive_int("vocab_size", vocab_size) * positive_int("d_model", d_model)
+
+
+def embedding_grad(ids, grad_vectors, vocab_size: int) -> np.ndarray:
+    """The gradient of a loss with respect to an embedding table, from its gradient at the looked-up vectors.
+
+    ``ids (...,)`` integers in ``[0, V)`` and ``grad_vectors (..., D)`` = d loss / d vectors ->
+    ``(V, D)`` = d loss / d table. The lookup is ``one_hot(ids) @ table``, so the gradient is
+    ``one_hot(ids).T @ grad_vectors``: row ``v`` is the *sum* of the gradients at every position whose
+    id is ``v`` (a token that occurs twice gets both), and the rows of tokens absent from ``ids`` are 0.
+    """
+    vocab_size = positive_int("vocab_size", vocab_size)
+    ids = np.asarray(token_ids("ids", ids, vocab_size))
+    grad_vectors = np.asarray(grad_vectors)
+    if grad_vectors.shape[:-1] != ids.shape or grad_vectors.ndim != ids.ndim + 1:
+        raise ValueError(
+            f"expected grad_vectors of shape ids.shape + (D,) = {ids.shape} + (D,), got shape {grad_vectors.shape}"
+        )
+    grad = np.zeros((vocab_size, grad_vectors.shape[-1]), dtype=grad_vectors.dtype)
+    np.add.at(grad, ids.reshape(-1), grad_vectors.reshape(-1, grad_vectors.shape[-1]))  # repeats add up
+    return grad

@@ -54,7 +54,7 @@ from .positional import check_dots_by_distance, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
 from .since_distilbert import check_apply_rope, check_blocked_attention, check_decode_step, check_repeat_kv
 from .task_heads import check_align_labels, check_classification_head
-from .tokens import check_embedding_lookup, check_frame_tokens, check_pad_batch
+from .tokens import check_embedding_grad, check_embedding_lookup, check_frame_tokens, check_pad_batch
 from .training import check_train_step
 
 __all__ = [
@@ -74,6 +74,7 @@ __all__ = [
     "check_distillation_loss",
     "check_distillation_step",
     "check_dots_by_distance",
+    "check_embedding_grad",
     "check_embedding_lookup",
     "check_encoder_block",
     "check_encoder_layer_param_count",

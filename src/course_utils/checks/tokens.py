@@ -1,4 +1,4 @@
-"""Checkers of the lessons on tokens: framing a sentence (00), padding a batch and looking up embeddings (02)."""
+"""Checkers of the lessons on tokens: framing a sentence (00), padding a batch, looking up embeddings and their gradient (02)."""
 
 from __future__ import annotations
 
@@ -225,3 +225,85 @@ def check_embedding_lookup(fn: Callable[..., Any]) -> None:
     ]
     cases = [Case(name, (ids, table), embeddings.embedding_lookup(ids, table)) for name, ids, table in raw]
     run_checks(_EMBEDDING_LOOKUP, fn, cases)
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 02: the gradient of an embedding table, the one-hot product run backwards
+
+
+def _assigned(ids, grad_vectors, vocab_size):
+    grad = np.zeros((vocab_size, np.shape(grad_vectors)[-1]))
+    grad[np.asarray(ids).reshape(-1)] = np.asarray(grad_vectors).reshape(-1, np.shape(grad_vectors)[-1])
+    return grad  # a repeated id keeps its last position's gradient only (and += does the same)
+
+
+def _averaged(ids, grad_vectors, vocab_size):
+    grad = embeddings.embedding_grad(ids, grad_vectors, vocab_size)
+    counts = np.bincount(np.asarray(ids).reshape(-1), minlength=vocab_size)
+    return grad / np.maximum(counts, 1)[:, None]
+
+
+_EMBEDDING_GRAD = Exercise(
+    name="embedding_grad",
+    call="embedding_grad(ids, grad_vectors, vocab_size) with ids an integer array (B, T) and grad_vectors "
+    "(B, T, D), and expects (V, D)",
+    compare=close_arrays(("V", "D"), atol=1e-10, rtol=1e-10),
+    mistakes=(
+        Mistake(
+            "a token that occurs twice got the gradient of one of its positions only: grad[ids] = ... (and "
+            "grad[ids] += ...) write a repeated row once. Its row is the sum over all its positions: use "
+            "np.add.at, or one_hot(ids).T @ grad_vectors.",
+            _assigned,
+        ),
+        Mistake(
+            "a repeated token's row is the mean of its positions' gradients: the lookup copies the row to "
+            "every position, so the gradients of all the copies add up; do not divide by the count.",
+            _averaged,
+        ),
+        Mistake(
+            "the ids are off by one: token id i is row i of the table (ids start at 0).",
+            lambda ids, g, v: np.roll(embeddings.embedding_grad(ids, g, v), -1, axis=0),
+        ),
+        Mistake(
+            "every row got the gradient: only the rows of the tokens in ids were used, so the other rows' "
+            "gradient is 0.",
+            lambda ids, g, v: np.broadcast_to(np.asarray(g).reshape(-1, np.shape(g)[-1]).sum(0), (v, np.shape(g)[-1])),
+        ),
+    ),
+    symptoms=(
+        Symptom(
+            "the result should have one row per token of the vocabulary, (V, D), like the table; did you "
+            "return the gradient of the vectors, (B, T, D)?",
+            lambda result, case: np.shape(result) == np.shape(case.args[1]),
+        ),
+    ),
+    fallback="row v of the result is the sum of grad_vectors[b, t] over the positions where ids[b, t] == v, and 0 "
+    "for the tokens that do not occur.",
+    on_error="ids are integers (B, T), grad_vectors is (B, T, D), vocab_size is V; np.add.at(grad, ids, "
+    "grad_vectors) or one_hot(ids, V).T @ grad_vectors, once the batch axes are flattened.",
+)
+
+
+def check_embedding_grad(fn: Callable[..., Any]) -> None:
+    """Check a learner's ``embedding_grad(ids (B, T), grad_vectors (B, T, D), vocab_size) -> (V, D)``.
+
+    The reference is :func:`course_utils.embeddings.embedding_grad`. Cases: the running example (each
+    id once), a batch with repeated ids, a token three times in one sequence, ids 0 and V-1, a
+    one-token batch, D > V, a float32 gradient.
+    """
+    rng = np.random.default_rng(3)
+    raw = [
+        ("the running example: ids 0..4 once each, V=5, D=4", np.array([[0, 1, 2, 3, 4]]), 5, 4, np.float64),
+        ("a batch of 3 x 4 ids, repeats across sequences, V=10, D=3", rng.integers(0, 6, (3, 4)), 10, 3, np.float64),
+        ("one token three times in a sequence", np.array([[2, 5, 2, 2], [1, 0, 5, 3]]), 6, 2, np.float64),
+        ("the ends: ids 0 and V-1, V=7", np.array([[0, 6, 0], [6, 6, 0]]), 7, 3, np.float64),
+        ("a single id", np.array([[4]]), 5, 2, np.float64),
+        ("D > V: V=3, D=8", np.array([[2, 1], [0, 2]]), 3, 8, np.float64),
+        ("a float32 gradient", rng.integers(0, 12, (2, 5)), 12, 4, np.float32),
+    ]
+    cases = []
+    for name, ids, vocab_size, dim, dtype in raw:
+        grad_vectors = rng.standard_normal(ids.shape + (dim,)).astype(dtype)
+        expected = embeddings.embedding_grad(ids, grad_vectors, vocab_size)
+        cases.append(Case(name, (ids, grad_vectors, vocab_size), expected))
+    run_checks(_EMBEDDING_GRAD, fn, cases)
