@@ -212,12 +212,16 @@ def toc_with_lesson(text: str, stem: str) -> tuple[str, str]:
     [index] = [i for i, line in enumerate(lines) if re.fullmatch(rf"\s*- file: {re.escape(last)}\s*", line)]
     indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
     added = f"{indent}- file: lessons/{stem}"
-    lines.insert(index + 1, added + "\n")
-    if not lines[index].endswith("\n"):
-        lines[index] += "\n"
+    end = index + 1  # after the last chapter's own lines (its sections: a lab page), if any
+    while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > len(indent):
+        end += 1
+    if not lines[end - 1].endswith("\n"):
+        lines[end - 1] += "\n"
+    lines.insert(end, added + "\n")
     new = "".join(lines)
-    files = [c["file"] for c in _lessons_part(yaml.safe_load(new))["chapters"]]
-    assert files[-1] == f"lessons/{stem}", "internal error: the lesson did not land in the Lessons part"
+    new_chapters = _lessons_part(yaml.safe_load(new))["chapters"]
+    assert new_chapters[-1] == {"file": f"lessons/{stem}"}, "internal error: the lesson did not land in the Lessons part"
+    assert new_chapters[-2] == chapters[-1], "internal error: the lesson before lost its sections"
     return new, added.strip()
 
 
