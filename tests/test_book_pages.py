@@ -258,6 +258,13 @@ def test_each_definition_is_one_or_two_sentences(term, definition):
     assert 1 <= sentences(definition) <= 2, f"{term!r}: expected one or two sentences, got: {definition}"
 
 
+def test_leaves_ln_2_is_defined_with_the_numbers_the_code_uses():
+    from course_utils import training
+
+    definition = " ".join(glossary_entries()["leaves ln 2"].split())
+    assert f"the last {training.PLATEAU_WINDOW} steps, is below {training.PLATEAU_EXIT}" in definition
+
+
 def test_glossary_helpers_read_terms_and_targets():
     text = "```{glossary}\n:sorted:\n\nkey\n  What a token offers.\n\n[CLS]\n  First token.\n  More.\n```\n"
     assert glossary_entries(text) == {"key": "What a token offers.", "[CLS]": "First token. More."}
