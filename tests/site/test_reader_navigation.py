@@ -1,6 +1,6 @@
 """The course followed as a reader does, by tapping its controls: on a phone, a tablet and a laptop.
 
-On every page of the book, in the order of ``_toc.yml``, at 390 × 844 with touch (a phone) and at
+On the pages of the book, in the order of ``_toc.yml``, at 390 × 844 with touch (a phone) and at
 768 × 1024 with a mouse (a tablet in portrait, a small laptop window):
 
 - the site-navigation button opens the table of contents, and a tap on the next page's entry (the
@@ -8,6 +8,9 @@ On every page of the book, in the order of ``_toc.yml``, at 390 × 844 with touc
 - on a page with sections, the page-contents button opens the section links, and a tap on one
   lands on its section, in view, the contents closed;
 - the download menu opens and shows its links (a lesson's: its notebook and its source).
+
+At 390 px every page; at 768 px a lighter round of five (the first, the last, a page with no
+sections, the two lessons with the most sections): the same controls, the same theme code.
 
 Searching a glossary term and opening the first result, at each width; and at 1366 × 900 every
 page shows both sidebars (the site's and, where the page has sections, the page's) with no tap.
@@ -24,7 +27,7 @@ import yaml
 
 from course_utils.authoring.lessons import ROOT
 from tests.site.conftest import SITE
-from tests.site.phone import LAPTOP, PHONE
+from tests.site.phone import FIGURES_DRAWN, LAPTOP, PHONE
 
 TABLET = {"width": 768, "height": 1024}
 OPEN_MS = 3_000  # a dialog or a menu that has not opened this long after a tap does not open
@@ -61,6 +64,12 @@ LINK_TO = """([dialog, path]) => [...document.querySelectorAll(dialog + ' a[href
   a => new URL(a.href).pathname === path && !new URL(a.href).hash)"""
 
 
+SETTLED = f"""async () => {{
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  return ({FIGURES_DRAWN})();
+}}"""
+
+
 def has_sections(page: str) -> bool:
     return 'id="pst-page-toc-nav"' in (SITE / page).read_text(encoding="utf-8")
 
@@ -69,6 +78,8 @@ def _open(browser, base_url: str, page: str, viewport: dict, touch: bool):
     context = browser.new_context(viewport=viewport, is_mobile=touch, has_touch=touch, device_scale_factor=1)
     tab = context.new_page()
     tab.goto(f"{base_url}/{page}", wait_until="load")
+    # a reader taps once the page has settled: its formulas typeset, its figures drawn
+    tab.wait_for_function(SETTLED, timeout=30_000)
     return context, tab
 
 
@@ -158,11 +169,18 @@ def _go_to_the_next_page(tab, base_url: str, page: str, touch: bool) -> None:
     entry = tab.locator("#pst-primary-sidebar-modal a[href]").nth(index)
     assert entry.is_visible(), f"{tab.url}: the table of contents' entry for {target} is not in view"
     _press(entry, touch)
-    tab.wait_for_url(f"{base_url}/{target}", timeout=10_000)
+    tab.wait_for_url(f"{base_url}/{target}", wait_until="commit", timeout=10_000)  # landed; need not load
 
 
-class TestPhone:
-    @pytest.mark.parametrize("page", PAGES)
+# The phone's round in two classes, which pytest-xdist (--dist loadscope) gives to two workers.
+class TestPhoneLessons:
+    @pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("lessons/")])
+    def test_a_reader_on_a_phone_follows_the_course(self, browser, base_url, page):
+        _follow_the_course(browser, base_url, page, PHONE, touch=True)
+
+
+class TestPhoneBookPages:
+    @pytest.mark.parametrize("page", [p for p in PAGES if not p.startswith("lessons/")])
     def test_a_reader_on_a_phone_follows_the_course(self, browser, base_url, page):
         _follow_the_course(browser, base_url, page, PHONE, touch=True)
 
@@ -170,8 +188,14 @@ class TestPhone:
         _search(browser, base_url, PHONE, touch=True)
 
 
+# On a tablet, a lighter round (the phone's covers every page): the first page, the last (whose
+# next is the first), a page with no sections, and the lessons with the most sections.
+TABLET_PAGES = [p for p in PAGES if p in (PAGES[0], PAGES[-1], "book/glossary.html", "lessons/04_self_attention.html",
+                                          "lessons/06_encoder.html")]
+
+
 class TestTablet:
-    @pytest.mark.parametrize("page", PAGES)
+    @pytest.mark.parametrize("page", TABLET_PAGES)
     def test_a_reader_on_a_tablet_follows_the_course(self, browser, base_url, page):
         _follow_the_course(browser, base_url, page, TABLET, touch=False)
 
@@ -192,7 +216,8 @@ def _search(browser, base_url: str, viewport: dict, touch: bool) -> None:
         tab.wait_for_selector("#search-results ul.search li a", timeout=15_000)
         first = tab.locator("#search-results ul.search li a").first
         _press(first, touch)
-        tab.wait_for_url(re.compile(rf"{re.escape(base_url)}/{re.escape(TEACHER)}(\?.*)?(#.*)?$"), timeout=10_000)
+        tab.wait_for_url(re.compile(rf"{re.escape(base_url)}/{re.escape(TEACHER)}(\?.*)?(#.*)?$"), wait_until="commit",
+                         timeout=10_000)
     finally:
         context.close()
 
