@@ -229,7 +229,7 @@ def test_desktop_shows_both_sidebars_without_a_tap(browser, base_url):
     tab = context.new_page()
     problems = []
     for page in PAGES:
-        tab.goto(f"{base_url}/{page}", wait_until="load")
+        tab.goto(f"{base_url}/{page}", wait_until="domcontentloaded")  # the theme's (deferred) scripts have run
         shown = tab.evaluate(
             """() => {
               const inView = sel => [...document.querySelectorAll(sel)].some(el => {
