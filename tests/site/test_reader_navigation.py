@@ -246,3 +246,29 @@ def test_desktop_shows_both_sidebars_without_a_tap(browser, base_url):
             problems.append(f"{page}: the page's contents are not on screen")
     context.close()
     assert not problems, "\n".join(problems)
+
+
+def test_the_course_fix_stands_aside_when_the_theme_opens_the_dialog_itself(browser, base_url):
+    """A theme that binds the visible toggle (an upgrade) opens the dialog once: course-controls.js
+    then hands the tap to no other button. Simulated by binding the visible toggle as the theme
+    does, and counting the clicks the hidden, theme-bound toggle receives."""
+    context, tab = _open(browser, base_url, "lessons/04_self_attention.html", PHONE, touch=True)
+    try:
+        tab.evaluate("""() => {
+          const [hidden, shown] = document.querySelectorAll('.primary-toggle');
+          window.handedOn = 0;
+          hidden.addEventListener('click', () => { window.handedOn += 1; });
+          shown.addEventListener('click', () => document.getElementById('pst-primary-sidebar-modal').showModal());
+        }""")
+        _press(_visible_one(tab, ".primary-toggle", "site-navigation buttons"), touch=True)
+        _wait_open(tab, "#pst-primary-sidebar-modal[open]", "table of contents")
+        tab.wait_for_timeout(300)
+        assert tab.evaluate("window.handedOn") == 0, "the course's script handed on a tap the theme had handled"
+        # and today's theme: the tap is handed on once
+        tab.keyboard.press("Escape")
+        tab.evaluate("() => document.querySelectorAll('.primary-toggle')[1].replaceWith(document.querySelectorAll('.primary-toggle')[1].cloneNode(true))")
+        _press(_visible_one(tab, ".primary-toggle", "site-navigation buttons"), touch=True)
+        _wait_open(tab, "#pst-primary-sidebar-modal[open]", "table of contents")
+        assert tab.evaluate("window.handedOn") == 1, "the tap on the visible toggle was not handed on once"
+    finally:
+        context.close()
