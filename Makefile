@@ -43,7 +43,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --
 LESSONS_NBVAL := OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m course_utils.authoring.watchdog -- $(BIN)/pytest $(NBVAL) -n 2 --dist loadfile $(shell ls -r lessons/*.ipynb)
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
-.PHONY: help install assets book lessons validated-cache portability new-lesson handouts pdf test unit notebooks site measure browser compat lab serve bench lock clean lint
+.PHONY: help install minutes assets book lessons validated-cache portability new-lesson handouts pdf test unit notebooks site measure browser compat lab serve bench lock clean lint
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/\$$(PORT)/$(PORT)/g' | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -150,6 +150,9 @@ lab: $(STAMP)  ## open JupyterLab on lessons/
 serve:  ## preview the built site on http://127.0.0.1:$(PORT)
 	@test -f _build/html/index.html || { echo "no site yet: run 'make book' first"; exit 1; }
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+minutes: $(STAMP)  ## each lesson's main path by the content time model (prose, code, output, figures, exercises) and its machinery share
+	$(BIN)/python -m course_utils.authoring.minutes
 
 bench: $(STAMP)  ## time each lesson's execution and a clean and a cached book build
 	$(BIN)/python -m course_utils.authoring.bench

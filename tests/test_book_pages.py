@@ -137,7 +137,10 @@ def sentences(definition: str) -> int:
 
 
 def toc_files() -> list[str]:
-    return [TOC["root"]] + [c["file"] for part in TOC["parts"] for c in part["chapters"]]
+    """Every file of the toc: the root, each chapter, and each chapter's sections (lab pages)."""
+    return [TOC["root"]] + [
+        f for part in TOC["parts"] for c in part["chapters"] for f in [c["file"]] + [s["file"] for s in c.get("sections", [])]
+    ]
 
 
 # ---------------------------------------------------------------------------------- contents
@@ -253,6 +256,13 @@ def test_glossary_terms_are_unique_whatever_their_case():
 def test_each_definition_is_one_or_two_sentences(term, definition):
     assert definition, f"{term!r} has no definition"
     assert 1 <= sentences(definition) <= 2, f"{term!r}: expected one or two sentences, got: {definition}"
+
+
+def test_leaves_ln_2_is_defined_with_the_numbers_the_code_uses():
+    from course_utils import training
+
+    definition = " ".join(glossary_entries()["leaves ln 2"].split())
+    assert f"the last {training.PLATEAU_WINDOW} steps, is below {training.PLATEAU_EXIT}" in definition
 
 
 def test_glossary_helpers_read_terms_and_targets():

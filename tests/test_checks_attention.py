@@ -503,3 +503,132 @@ def test_a_function_that_writes_into_its_inputs_is_refused_and_the_cases_survive
         checks.check_scaled_dot_product_attention(vandal)
     checks.check_scaled_dot_product_attention(attention.scaled_dot_product_attention)
     assert capsys.readouterr().out == SDPA_PASS_MASKED
+
+
+# --------------------------------------------------------------------------------------------
+# check_weights_entropy (lesson 04: predict, then measure what dropping the 1/sqrt(d_k) does)
+
+ENTROPY_PASS = "✓ weights_entropy: all 7 cases pass.\n"
+
+
+def _entropy_numpy(queries, keys, scaled=True):
+    scores = queries @ np.swapaxes(keys, -1, -2)
+    if scaled:
+        scores = scores / np.sqrt(queries.shape[-1])
+    w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    w = w / w.sum(axis=-1, keepdims=True)
+    return -(w * np.log(np.where(w > 0, w, 1.0))).sum(axis=-1)
+
+
+def _entropy_loops(queries, keys, scaled=True):
+    queries, keys = np.asarray(queries, dtype=float), np.asarray(keys, dtype=float)
+    batch = np.broadcast_shapes(queries.shape[:-2], keys.shape[:-2])
+    q, k = np.broadcast_to(queries, (*batch, *queries.shape[-2:])), np.broadcast_to(keys, (*batch, *keys.shape[-2:]))
+    out = np.zeros((*batch, queries.shape[-2]))
+    for index in np.ndindex(*batch, queries.shape[-2]):
+        row = [float(np.dot(q[index], key)) for key in k[index[:-1]]]
+        if scaled:
+            row = [s / np.sqrt(queries.shape[-1]) for s in row]
+        top = max(row)
+        exps = [np.exp(s - top) for s in row]
+        total = sum(exps)
+        out[index] = -sum(e / total * np.log(e / total) for e in exps if e > 0)
+    return out
+
+
+def _entropy_xlogy(queries, keys, scaled=True):
+    q, k = torch.as_tensor(queries), torch.as_tensor(keys)
+    w = torch.softmax(q @ k.transpose(-2, -1) / (q.shape[-1] ** 0.5 if scaled else 1.0), dim=-1)
+    return -torch.special.xlogy(w, w).sum(-1)  # xlogy(0, 0) = 0
+
+
+def _entropy_torch(queries, keys, scaled=True):
+    q, k = torch.as_tensor(queries), torch.as_tensor(keys)
+    scores = q @ k.transpose(-2, -1) / (q.shape[-1] ** 0.5 if scaled else 1)
+    return torch.distributions.Categorical(logits=scores).entropy()  # log-softmax inside: no 0 * log 0
+
+
+def _entropy_log_softmax(queries, keys, scaled=True):
+    scores = np.einsum("...qd,...kd->...qk", queries, keys) * (queries.shape[-1] ** -0.5 if scaled else 1.0)
+    log_w = scores - scores.max(-1, keepdims=True)
+    log_w = log_w - np.log(np.exp(log_w).sum(-1, keepdims=True))
+    return -(np.exp(log_w) * log_w).sum(-1)  # exp(-big) * (-big) is 0 * finite, no nan
+
+
+CORRECT_ENTROPIES = {
+    "numpy, np.where for 0 log 0": _entropy_numpy,
+    "python loops, skipping zero weights": _entropy_loops,
+    "torch.special.xlogy": _entropy_xlogy,
+    "torch Categorical(logits=...).entropy()": _entropy_torch,
+    "einsum and log-softmax": _entropy_log_softmax,
+    "the package's softmax, clipped log": lambda q, k, scaled=True: -(
+        (w := attention.softmax(q @ np.swapaxes(k, -1, -2) / (np.sqrt(q.shape[-1]) if scaled else 1)))
+        * np.log(np.clip(w, 1e-300, None))
+    ).sum(-1),
+    "the package's reference": attention.weights_entropy,
+}
+
+
+@pytest.mark.parametrize("implementation", CORRECT_ENTROPIES.values(), ids=CORRECT_ENTROPIES.keys())
+def test_check_weights_entropy_accepts_correct_implementations(implementation, capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # a correct version warns of nothing here
+        assert checks.check_weights_entropy(implementation) is None
+    assert capsys.readouterr().out == ENTROPY_PASS
+
+
+def _with(scale, *, log=np.log, reduce=np.sum, axis=-1, nan_at_zero=False, sign=-1.0, stable=True):
+    """A learner's version: ``scale(d_k, scaled)`` divides the scores; the other knobs are the mistakes."""
+
+    def entropy(queries, keys, scaled=True):
+        scores = queries @ np.swapaxes(keys, -1, -2) / scale(queries.shape[-1], scaled)
+        e = np.exp(scores - scores.max(axis=axis, keepdims=True)) if stable else np.exp(scores)
+        w = e / e.sum(axis=axis, keepdims=True)
+        logs = log(w) if nan_at_zero else log(np.where(w > 0, w, 1.0))
+        return sign * reduce(w * logs, axis=-1)
+
+    return entropy
+
+
+RIGHT_SCALE = lambda d_k, scaled: np.sqrt(d_k) if scaled else 1.0  # noqa: E731
+
+WRONG_ENTROPIES = {
+    "divides by d_k": (_with(lambda d_k, scaled: d_k if scaled else 1.0), r"divided by d_k: the scale is its square root"),
+    "always scales": (_with(lambda d_k, scaled: np.sqrt(d_k)), r"with scaled=False the scores are still divided"),
+    "never scales": (_with(lambda d_k, scaled: 1.0), r"never divided by √d_k"),
+    "reads scaled the wrong way round": (
+        _with(lambda d_k, scaled: 1.0 if scaled else np.sqrt(d_k)),
+        r"case 'one sentence.*never divided by √d_k",
+    ),
+    "bits, not nats": (_with(RIGHT_SCALE, log=np.log2), r"in bits.*np\.log"),
+    "mean over the keys": (_with(RIGHT_SCALE, reduce=np.mean), r"averaged over the keys"),
+    "softmax over the queries": (_with(RIGHT_SCALE, axis=-2), r"softmax runs over the queries"),
+    "0 * log(0) gives nan": (_with(RIGHT_SCALE, nan_at_zero=True), r"exactly 0.*0 \* log\(0\) is nan"),
+    "plain exp overflows": (_with(RIGHT_SCALE, stable=False), r"large scores.*exp overflowed"),
+    "minus sign missing": (_with(RIGHT_SCALE, sign=1.0), r"negative.*minus sign missing"),
+    "one mean for everything": (lambda q, k, scaled=True: float(np.mean(_entropy_numpy(q, k, scaled))), r"one number for everything"),
+    "keys.T on a batch": (
+        lambda q, k, scaled=True: _entropy_numpy(q, k, scaled) if k.ndim == 2 else q @ k.T,
+        r"raised ValueError.*np\.swapaxes\(keys, -1, -2\)",
+    ),
+}
+
+
+@pytest.mark.parametrize("implementation, hint", WRONG_ENTROPIES.values(), ids=WRONG_ENTROPIES.keys())
+def test_check_weights_entropy_rejects_common_mistakes_with_a_hint(implementation, hint, capsys):
+    _rejects(checks.check_weights_entropy, implementation, hint, capsys)
+
+
+def test_check_weights_entropy_says_not_attempted_for_the_stub(capsys):
+    checks.check_weights_entropy(_stub)
+    assert capsys.readouterr().out.startswith("○ weights_entropy: not attempted yet.")
+
+
+def test_the_reference_entropy_is_ln_t_for_uniform_weights_and_0_for_one_hot():
+    keys = np.eye(4)  # (T_k=4, d_k=4)
+    assert np.isclose(attention.weights_entropy(np.zeros((1, 4)), keys)[0], np.log(4))
+    assert attention.weights_entropy(np.array([[1e4, 0, 0, 0]]), keys, False)[0] == 0.0
+    with pytest.raises(TypeError, match="scaled to be True or False"):
+        attention.weights_entropy(np.zeros((1, 4)), keys, "yes")
+    with pytest.raises(ValueError, match=r"keys \(\.\.\., T_k >= 1, d_k\)"):
+        attention.weights_entropy(np.zeros((1, 4)), np.zeros((3, 5)))

@@ -1,4 +1,5 @@
-"""Tests of the checkers of lesson 06: check_layer_norm, check_encoder_block, check_encoder_layer_param_count;
+"""Tests of the checkers of lesson 06: check_layer_norm, check_encoder_block, check_pre_ln_block,
+check_encoder_layer_param_count;
 and of their references in course_utils.encoder against torch and the encoder's own modules.
 
 Every correct version passes (numpy in several styles, torch, float32 arithmetic, nested lists);
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from course_utils import checks, encoder_pieces
 from course_utils.encoder import EncoderConfig, TransformerBlock
+from course_utils.prenorm import PreLNTransformerBlock
 from tests.checker_cases import rejects as _rejects
 from tests.checker_cases import stub as _stub
 
@@ -357,6 +359,156 @@ def test_the_sub_layers_of_the_cases_are_all_different():
         for j in range(i):
             assert not np.allclose(outputs[i], outputs[j])
     assert attention(x[None]).shape == (1, 5, 4)  # batches work
+
+
+# --------------------------------------------------------------------------------------------
+# check_pre_ln_block
+
+PRE_LN_PASS = "✓ pre_ln_block: all 5 cases pass.\n"
+
+
+def test_pre_ln_block_is_the_pre_ln_transformer_block():
+    torch.manual_seed(0)
+    block = PreLNTransformerBlock(EncoderConfig(dim=8, n_heads=2, hidden_dim=32, n_layers=1)).eval()
+    x = torch.randn(2, 5, 8)
+    with torch.no_grad():
+        expected, _ = block(x)
+        got = encoder_pieces.pre_ln_block(
+            x, lambda h: block.attention(h)[0], block.ffn, block.sa_layer_norm, block.output_layer_norm
+        )
+    torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+def _pre_ln_steps(x, attention, feed_forward, norm1, norm2):
+    """The way the lesson's post-LN code is rewritten, one step a line."""
+    normalised = norm1(x)
+    h = x + attention(normalised)
+    normalised = norm2(h)
+    out = h + feed_forward(normalised)
+    return out
+
+
+def _pre_ln_loop(x, attention, feed_forward, norm1, norm2):
+    """A loop over (norm, sub-layer) pairs, summing into a new variable."""
+    h = x
+    for norm, sublayer in ((norm1, attention), (norm2, feed_forward)):
+        h = h + sublayer(norm(h))
+    return h
+
+
+def _pre_ln_branches(x, attention, feed_forward, norm1, norm2):
+    """The residual written last: branch + stream."""
+    h = attention(norm1(x)) + x
+    return feed_forward(norm2(h)) + h
+
+
+def _pre_ln_float32(x, attention, feed_forward, norm1, norm2):
+    out = encoder_pieces.pre_ln_block(x, attention, feed_forward, norm1, norm2)
+    return out.astype(np.float32) if isinstance(out, np.ndarray) else out.float()
+
+
+CORRECT_PRE_LN_BLOCKS = {
+    "one line per step": _pre_ln_steps,
+    "a loop over the sub-layers": _pre_ln_loop,
+    "residual written after the branch": _pre_ln_branches,
+    "float32 result": _pre_ln_float32,
+    "the package's reference": encoder_pieces.pre_ln_block,
+}
+
+
+@pytest.mark.parametrize("implementation", CORRECT_PRE_LN_BLOCKS.values(), ids=CORRECT_PRE_LN_BLOCKS.keys())
+def test_check_pre_ln_block_accepts_correct_implementations(implementation, capsys):
+    assert checks.check_pre_ln_block(implementation) is None
+    assert capsys.readouterr().out == PRE_LN_PASS
+
+
+def _stream_normalised(x, attention, feed_forward, norm1, norm2):
+    """The learner who normalises x in place of the sub-layer's input."""
+    x = norm1(x)
+    h = x + attention(x)
+    h = norm2(h)
+    return h + feed_forward(h)
+
+
+def _numpy_only(x, attention, feed_forward, norm1, norm2):
+    """Right on numpy arrays, but np.asarray breaks on a tensor that requires grad... or the modules."""
+    x = np.asarray(x)
+    h = np.add(x, np.asarray(attention(norm1(x))))
+    return h + np.asarray(feed_forward(norm2(h)))
+
+
+WRONG_PRE_LN_BLOCKS = {
+    "still post-LN": (encoder_pieces.encoder_block, "this is the post-LN block you started from"),
+    "the residual stream normalised": (_stream_normalised, "the residual path carries the normalised x"),
+    "each norm twice": (
+        lambda x, a, f, n1, n2: (lambda h: n2(h + f(n2(h))))(n1(x + a(n1(x)))),
+        "each LayerNorm is applied twice",
+    ),
+    "the output normalised": (
+        lambda x, a, f, n1, n2: (lambda h: n2(h + f(n2(h))))(x + a(n1(x))),
+        "the block's output is normalised",
+    ),
+    "norm after the sub-layer": (
+        lambda x, a, f, n1, n2: (lambda h: h + n2(f(h)))(x + n1(a(x))),
+        "normalises the sub-layer's output",
+    ),
+    "no residuals": (lambda x, a, f, n1, n2: f(n2(a(n1(x)))), "there are no residual connections"),
+    "no attention residual": (
+        lambda x, a, f, n1, n2: (lambda h: h + f(n2(h)))(a(n1(x))),
+        "the attention sub-layer has no residual",
+    ),
+    "no feed-forward residual": (
+        lambda x, a, f, n1, n2: f(n2(x + a(n1(x)))),
+        "the feed-forward sub-layer has no residual",
+    ),
+    "second residual adds x": (lambda x, a, f, n1, n2: x + f(n2(x + a(n1(x)))), "the second residual adds x"),
+    "feed-forward reads x": (lambda x, a, f, n1, n2: x + a(n1(x)) + f(n2(x)), "feed_forward reads x"),
+    "norm1 twice": (lambda x, a, f, n1, n2: (lambda h: h + f(n1(h)))(x + a(n1(x))), "norm2 is never used"),
+    "norms swapped": (lambda x, a, f, n1, n2: (lambda h: h + f(n1(h)))(x + a(n2(x))), "norm1 and norm2 are swapped"),
+    "sub-layers swapped": (
+        lambda x, a, f, n1, n2: (lambda h: h + a(n2(h)))(x + f(n1(x))),
+        "the sub-layers are in the wrong order",
+    ),
+    "stops after attention": (lambda x, a, f, n1, n2: x + a(n1(x)), "that is h, the output of the attention"),
+    "one token only": (lambda x, a, f, n1, n2: encoder_pieces.pre_ln_block(x, a, f, n1, n2)[..., 0, :], "shape"),
+    "something else": (
+        lambda x, a, f, n1, n2: 2 * encoder_pieces.pre_ln_block(x, a, f, n1, n2),
+        r"h = x \+ attention\(norm1\(x\)\), then return h \+ feed_forward",
+    ),
+}
+
+
+@pytest.mark.parametrize("implementation, hint", WRONG_PRE_LN_BLOCKS.values(), ids=WRONG_PRE_LN_BLOCKS.keys())
+def test_check_pre_ln_block_rejects_wrong_versions_with_their_hint(implementation, hint, capsys):
+    _rejects(checks.check_pre_ln_block, implementation, hint, capsys)
+
+
+def test_check_pre_ln_block_refuses_a_numpy_only_version_on_the_torch_case(capsys):
+    error = _rejects(checks.check_pre_ln_block, _numpy_only, "use \\+ rather than numpy functions", capsys)
+    assert "torch: a batch" in str(error.value)
+
+
+def test_check_pre_ln_block_stub_and_errors(capsys):
+    assert checks.check_pre_ln_block(_stub) is None
+    assert "pre_ln_block: not attempted yet" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="(?s)pre_ln_block raised TypeError.*call them on x or h"):
+        checks.check_pre_ln_block(lambda x, a, f, n1, n2: x + a)
+
+
+def test_the_wrong_pre_ln_blocks_all_differ_from_the_right_one_on_every_case():
+    """Each mistake the checker names gives other numbers than the reference, on every case: the
+    checker cannot accept one of them by chance, and the torch case tells them apart as well."""
+    from course_utils.checks.encoder import _PRE_LN_BLOCK, _pieces, _torch_pieces
+
+    rng = np.random.default_rng(1)
+    all_args = [(rng.standard_normal((3, 6)), *_pieces(6, 2))]
+    all_args.append(_torch_pieces(8, 3))
+    for args in all_args:
+        with torch.no_grad():
+            right = np.asarray(encoder_pieces.pre_ln_block(*args), dtype=np.float64)
+            for mistake in _PRE_LN_BLOCK.mistakes:
+                wrong = np.asarray(mistake.wrong(*args), dtype=np.float64)
+                assert wrong.shape != right.shape or not np.allclose(wrong, right, atol=1e-4), mistake.hint
 
 
 # --------------------------------------------------------------------------------------------

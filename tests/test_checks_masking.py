@@ -191,3 +191,184 @@ def test_checkers_never_crash_on_a_wrong_answer(name, answer, capsys):
     with pytest.raises(AssertionError, match=f"{name} is not right yet on the case"):
         CHECKERS[name](answer)
     assert capsys.readouterr().out == ""
+
+
+# --------------------------------------------------------------------------------------------
+# check_safe_masked_softmax: attention weights under a mask, rows with no allowed key
+
+SAFE_PASS = "✓ safe_masked_softmax: all 8 cases pass.\n"
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _fill_inf_then_nan_to_num(scores, mask):
+    with np.errstate(invalid="ignore"):
+        return np.nan_to_num(_softmax(np.where(mask, scores, -np.inf)))
+
+
+def _fill_min_then_times_mask(scores, mask):
+    return _softmax(np.where(mask, scores, np.finfo(scores.dtype).min)) * mask
+
+
+def _fill_minus_1e9_then_zero_empty_rows(scores, mask):
+    weights = _softmax(np.where(mask, scores, -1e9))
+    return np.where(np.broadcast_to(mask, scores.shape).any(axis=-1, keepdims=True), weights, 0.0)
+
+
+def _exp_of_allowed_only(scores, mask):
+    allowed = np.broadcast_to(mask, scores.shape)
+    top = np.where(allowed, scores, -np.inf).max(axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    exps = np.exp(np.where(allowed, scores - top, -np.inf))
+    sums = exps.sum(axis=-1, keepdims=True)
+    return np.divide(exps, sums, out=np.zeros_like(exps), where=sums > 0)
+
+
+def _python_loops(scores, mask):
+    allowed = np.broadcast_to(mask, scores.shape)
+    weights = np.zeros(scores.shape)
+    for index in np.ndindex(scores.shape[:-1]):
+        keys = [j for j in range(scores.shape[-1]) if allowed[index][j]]
+        if not keys:
+            continue
+        top = max(scores[index][j] for j in keys)
+        total = sum(np.exp(scores[index][j] - top) for j in keys)
+        for j in keys:
+            weights[index][j] = np.exp(scores[index][j] - top) / total
+    return weights
+
+
+def _torch_masked_fill(scores, mask):
+    scores, mask = torch.as_tensor(scores), torch.as_tensor(mask)
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1).nan_to_num(0.0)
+
+
+def _torch_where_any(scores, mask):
+    scores, mask = torch.as_tensor(scores), torch.as_tensor(mask).expand(scores.shape)
+    weights = torch.softmax(scores.masked_fill(~mask, torch.finfo(scores.dtype).min), dim=-1)
+    return torch.where(mask.any(dim=-1, keepdim=True), weights, 0.0)
+
+
+CORRECT_SAFE_SOFTMAXES = {
+    "fill -inf, then nan_to_num": _fill_inf_then_nan_to_num,
+    "fill finfo.min, then times the mask": _fill_min_then_times_mask,
+    "fill -1e9, then zero the empty rows": _fill_minus_1e9_then_zero_empty_rows,
+    "exp of the allowed scores only": _exp_of_allowed_only,
+    "python loops": _python_loops,
+    "torch masked_fill and nan_to_num": _torch_masked_fill,
+    "torch, finfo.min and where": _torch_where_any,
+    "float32 throughout": lambda s, m: _fill_min_then_times_mask(np.asarray(s, np.float32), m),
+    "the package's reference": masking.safe_masked_softmax,
+}
+
+
+@pytest.mark.parametrize("implementation", CORRECT_SAFE_SOFTMAXES.values(), ids=CORRECT_SAFE_SOFTMAXES.keys())
+def test_check_safe_masked_softmax_accepts_correct_implementations(implementation, capsys):
+    assert checks.check_safe_masked_softmax(implementation) is None
+    assert capsys.readouterr().out == SAFE_PASS
+
+
+def _after_softmax(scores, mask):
+    return _softmax(scores) * mask
+
+
+def _after_softmax_renormalised(scores, mask):
+    weights = _softmax(scores) * mask
+    with np.errstate(invalid="ignore"):
+        return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def _after_softmax_renormalised_nan_to_num(scores, mask):
+    return np.nan_to_num(_after_softmax_renormalised(scores, mask))
+
+
+def _no_max_subtraction(scores, mask):
+    with np.errstate(over="ignore", invalid="ignore"):
+        exps = np.exp(np.where(mask, scores, -np.inf))
+        return np.nan_to_num(exps / exps.sum(axis=-1, keepdims=True))
+
+
+def _fill_inf_only(scores, mask):
+    with np.errstate(invalid="ignore"):
+        return _softmax(np.where(mask, scores, -np.inf))
+
+
+WRONG_SAFE_SOFTMAXES = {
+    "mask after the softmax": (_after_softmax, r"case 'scores \(3, 5\).*the mask is applied after the softmax"),
+    "mask after the softmax, renormalised": (
+        _after_softmax_renormalised,
+        r"case 'blocked keys with far larger.*hold nan.*masked after the softmax and divided by their new sum",
+    ),
+    "mask after the softmax, renormalised, nan to 0": (
+        _after_softmax_renormalised_nan_to_num,
+        r"case 'blocked keys with far larger scores.*divided by their new sum, nan set to 0",
+    ),
+    "softmax over the queries": (
+        lambda s, m: np.nan_to_num(_fill_inf_only(s.swapaxes(-1, -2), np.swapaxes(m, -1, -2)).swapaxes(-1, -2) * m),
+        r"the softmax is taken over the queries",
+    ),
+    "blocked scores set to 0": (lambda s, m: _softmax(np.where(m, s, 0.0)), r"the blocked scores are set to 0"),
+    "scores times the mask": (lambda s, m: _softmax(s * m) * m.any(-1, keepdims=True),
+                              r"the blocked scores are set to 0"),
+    "fill -1e4 (not low enough)": (
+        lambda s, m: _softmax(np.where(m, s, -1e4)) * m.any(axis=-1, keepdims=True),
+        r"case 'very negative allowed scores.*a blocked key has a weight that is not zero.*not low enough",
+    ),
+    "inverted mask": (
+        lambda s, m: _fill_min_then_times_mask(s, ~m),
+        r"the mask is inverted: True means 'may attend'",
+    ),
+    "inverted mask, -inf": (
+        lambda s, m: _fill_inf_then_nan_to_num(s, ~np.asarray(m)),
+        r"the mask is inverted: True means 'may attend'",
+    ),
+    "mask ignored": (lambda s, m: _softmax(s), r"the mask is ignored"),
+    "fill -inf, empty rows left nan": (
+        _fill_inf_only,
+        r"case 'rows with no allowed key.*hold nan.*a row with no allowed key is nan",
+    ),
+    "fill finfo.min, empty rows uniform": (
+        lambda s, m: _softmax(np.where(m, s, np.finfo(s.dtype).min)),
+        r"case 'rows with no allowed key.*gets uniform weights 1/T_k",
+    ),
+    "fill -1e9, empty rows uniform": (
+        lambda s, m: _softmax(np.where(m, s, -1e9)),
+        r"gets uniform weights",
+    ),
+    "no max subtraction": (
+        _no_max_subtraction,
+        r"case 'large scores.*the exponentials overflow",
+    ),
+    "writes into scores": (
+        lambda s, m: (s.__setitem__(~np.broadcast_to(m, s.shape), -np.inf), _fill_inf_then_nan_to_num(s, m))[1],
+        r"changed its input `s` in place",
+    ),
+    "scores[~mask] with a broadcast mask": (
+        lambda s, m: (lambda c: (c.__setitem__(~m, -np.inf), np.nan_to_num(_softmax(c)))[1])(s.copy()),
+        r"raised IndexError.*np.where\(mask, scores, fill\) broadcasts it",
+    ),
+}
+
+
+@pytest.mark.parametrize("implementation, hint", WRONG_SAFE_SOFTMAXES.values(), ids=WRONG_SAFE_SOFTMAXES.keys())
+def test_check_safe_masked_softmax_rejects_common_mistakes_with_a_hint(implementation, hint, capsys):
+    _rejects(checks.check_safe_masked_softmax, implementation, hint, capsys)
+
+
+def test_safe_masked_softmax_cases_include_empty_rows_and_dominant_blocked_scores():
+    """The cases that tell the wrong versions apart are there: rows with no allowed key, and blocked
+    scores that make masking after the softmax underflow."""
+    from course_utils.checks.masking import safe_masked_softmax_cases
+
+    cases = safe_masked_softmax_cases()
+    empty = [c for c in cases if not np.broadcast_to(c.args[1], c.args[0].shape).any(axis=-1).all()]
+    assert empty and all(np.all(c.expected[~np.broadcast_to(c.args[1], c.args[0].shape).any(-1)] == 0) for c in empty)
+    for case in cases:
+        assert np.isfinite(case.expected).all()
+        with np.errstate(invalid="ignore"):
+            renormalised = _after_softmax_renormalised(np.asarray(case.args[0], np.float64), case.args[1])
+        if "far larger" in case.name:
+            assert np.isnan(renormalised).any()

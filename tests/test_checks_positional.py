@@ -1,4 +1,4 @@
-"""Tests of the checkers of lesson 03: check_sinusoidal_encoding and check_add_positions.
+"""Tests of the checkers of lesson 03: check_sinusoidal_encoding and check_dots_by_distance.
 
 The wrong versions below are written the way a learner writes them (loops, vectorised code, torch),
 independently of the checker's own list of mistakes; each must be rejected with the hint that names
@@ -15,11 +15,10 @@ import pytest
 import torch
 
 from course_utils import checks, positional
-from course_utils.checks.positional import _ADD_POSITIONS, _SINUSOIDAL_ENCODING
+from course_utils.checks.positional import _DOTS_BY_DISTANCE, _SINUSOIDAL_ENCODING
 from tests.checker_cases import stub as _stub
 
 SINUSOIDAL_PASS = "✓ sinusoidal_encoding: all 6 cases pass.\n"
-ADD_PASS = "✓ add_positions: all 6 cases pass.\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -261,96 +260,148 @@ def test_check_sinusoidal_encoding_with_the_stub_prints_one_line(capsys):
 
 
 # --------------------------------------------------------------------------------------------
-# check_add_positions
+# check_dots_by_distance
 
 
-CORRECT_ADDS = {
-    "slice then add": lambda embeddings, table: embeddings + table[: len(embeddings)],
-    "slice by shape": lambda embeddings, table: embeddings + table[: embeddings.shape[0]],
-    "np.add": lambda embeddings, table: np.add(embeddings, table[: embeddings.shape[-2]]),
-    "a loop over tokens": lambda embeddings, table: np.array([row + table[t] for t, row in enumerate(embeddings)]),
-    "torch": lambda embeddings, table: torch.as_tensor(embeddings) + torch.as_tensor(table)[: len(embeddings)],
-    "float32": lambda embeddings, table: embeddings.astype(np.float32) + table[: len(embeddings)].astype(np.float32),
-    "the package's reference": positional.add_positions,
+def loop_with_np_dot(table, start, max_distance):
+    return np.array([np.dot(table[start], table[start + k]) for k in range(max_distance + 1)])
+
+
+def loop_by_hand(table, start, max_distance):
+    dots = np.zeros(max_distance + 1)
+    for k in range(max_distance + 1):
+        for j in range(table.shape[1]):
+            dots[k] += table[start, j] * table[start + k, j]
+    return dots
+
+
+CORRECT_DOTS = {
+    "a loop with np.dot": loop_with_np_dot,
+    "a double loop": loop_by_hand,
+    "rows @ vector": lambda table, start, k: table[start : start + k + 1] @ table[start],
+    "multiply then sum": lambda table, start, k: (table[start : start + k + 1] * table[start]).sum(axis=1),
+    "einsum": lambda table, start, k: np.einsum("kd,d->k", table[start : start + k + 1], table[start]),
+    "a row of the Gram matrix": lambda table, start, k: (table @ table.T)[start, start : start + k + 1],
+    "fancy indexing": lambda table, start, k: table[start + np.arange(k + 1)] @ table[start],
+    "torch": lambda table, start, k: torch.as_tensor(table)[start : start + k + 1] @ torch.as_tensor(table)[start],
+    "float32": lambda table, start, k: table[start : start + k + 1].astype(np.float32) @ table[start].astype(np.float32),
+    "the package's reference": positional.dots_by_distance,
 }
+DOTS_PASS = "✓ dots_by_distance: all 6 cases pass.\n"
 
 
-@pytest.mark.parametrize("implementation", CORRECT_ADDS.values(), ids=CORRECT_ADDS.keys())
-def test_check_add_positions_accepts_correct_implementations(implementation, capsys):
-    assert checks.check_add_positions(implementation) is None
-    assert capsys.readouterr().out == ADD_PASS
+@pytest.mark.parametrize("implementation", CORRECT_DOTS.values(), ids=CORRECT_DOTS.keys())
+def test_check_dots_by_distance_accepts_correct_implementations(implementation, capsys):
+    assert checks.check_dots_by_distance(implementation) is None
+    assert capsys.readouterr().out == DOTS_PASS
 
 
-def no_slice(embeddings, table):
-    return embeddings + table  # (T, D) + (L, D): fails to broadcast
+def from_position_zero(table, start, max_distance):
+    """The learner who tried it on the sinusoidal table, where the start does not matter."""
+    return np.array([table[0] @ table[k] for k in range(max_distance + 1)])
 
 
-WRONG_ADDS = {
-    "the whole table, no slice": (no_slice, r"(?s)raised ValueError.*add only its first T rows, positions_table\[:T\]"),
-    "the whole table, padded embeddings": (
-        lambda e, t: np.pad(e, ((0, len(t) - len(e)), (0, 0))) + t,
-        r"one row per row of the table: it should have one row per token",
+def cosine_loop(table, start, max_distance):
+    here = table[start]
+    return np.array(
+        [here @ table[start + k] / (np.linalg.norm(here) * np.linalg.norm(table[start + k])) for k in range(max_distance + 1)]
+    )
+
+
+WRONG_DOTS = {
+    "the first rows of the table": (
+        lambda table, start, k: table[: k + 1] @ table[start],
+        r"compares position `start` with the first rows of the table",
     ),
-    "concatenated side by side": (
-        lambda e, t: np.concatenate([e, t[: len(e)]], axis=-1),
-        r"concatenated to the embeddings, side by side \(T, 2D\)",
+    "always from position 0": (from_position_zero, r"measured from position 0, whatever `start` is"),
+    "k positions back": (
+        lambda table, start, k: np.array([table[start] @ table[start - d] for d in range(k + 1)]),
+        r"with position start - k, k positions back",
     ),
-    "concatenated with torch.cat": (
-        lambda e, t: torch.cat([torch.as_tensor(e), torch.as_tensor(t)[: len(e)]], dim=1),
-        r"concatenated to the embeddings",
+    "cosine similarity": (cosine_loop, r"that is the cosine similarity"),
+    "cosine similarity with torch": (
+        lambda table, start, k: torch.nn.functional.cosine_similarity(
+            torch.as_tensor(table)[start : start + k + 1], torch.as_tensor(table)[start][None], dim=1
+        ),
+        r"that is the cosine similarity",
     ),
-    "stacked under": (lambda e, t: np.vstack([e, t[: len(e)]]), r"stacked under the embeddings \(2T, D\)"),
-    "multiplied": (lambda e, t: e * t[: len(e)], r"multiplied by the positions: add them"),
-    "subtracted": (lambda e, t: e - t[: len(e)], r"the positions are subtracted"),
-    "rows 1..T": (lambda e, t: e + t[1 : len(e) + 1], r"positions count from 0"),
-    "the last rows": (lambda e, t: e + t[-len(e) :], r"the last T rows"),
-    "one row for all (t[T])": (lambda e, t: e + t[len(e)], r"every token got the same row"),
-    "row 0 for all": (lambda e, t: e + t[0], r"every token got row 0"),
-    "positions only": (lambda e, t: t[: len(e)], r"the positions only"),
-    "embeddings only": (lambda e, t: e.copy(), r"the embeddings unchanged"),
+    "the mean of the products": (
+        lambda table, start, k: (table[start : start + k + 1] * table[start]).mean(axis=1),
+        r"divided by D: a dot product sums",
+    ),
+    "squared distances": (
+        lambda table, start, k: np.array([np.sum((table[start] - table[start + d]) ** 2) for d in range(k + 1)]),
+        r"these are squared distances",
+    ),
+    "range(max_distance)": (
+        lambda table, start, k: np.array([table[start] @ table[start + d] for d in range(k)]),
+        r"the distances stop one short",
+    ),
+    "range(1, max_distance + 1)": (
+        lambda table, start, k: np.array([table[start] @ table[start + d] for d in range(1, k + 1)]),
+        r"the first entry is distance 1",
+    ),
+    "products not summed": (
+        lambda table, start, k: table[start : start + k + 1] * table[start],
+        r"must be summed over the D dimensions",
+    ),
+    "summed over the positions": (
+        lambda table, start, k: (table[start : start + k + 1] * table[start]).sum(axis=0),
+        r"sum over the dimensions .* not over the positions",
+    ),
+    "the whole Gram matrix": (lambda table, start, k: table @ table.T, r"a matrix of dot products between many positions"),
     "something else": (
-        lambda e, t: e + 2 * t[: len(e)],
-        r"each token t should get embeddings\[t\] \+ positions_table\[t\]",
+        lambda table, start, k: table[start : start + k + 1] @ table[start] + 1.0,
+        r"entry k should be the dot product table\[start\] \. table\[start \+ k\]",
     ),
 }
 
 
-@pytest.mark.parametrize("implementation, hint", WRONG_ADDS.values(), ids=WRONG_ADDS.keys())
-def test_check_add_positions_rejects_common_mistakes_with_a_hint(implementation, hint, capsys):
-    with pytest.raises(AssertionError, match=hint) as error:
-        checks.check_add_positions(implementation)
-    assert "add_positions" in str(error.value)
+@pytest.mark.parametrize("implementation, hint", WRONG_DOTS.values(), ids=WRONG_DOTS.keys())
+def test_check_dots_by_distance_rejects_common_mistakes_with_a_hint(implementation, hint, capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a learner's mistake must not make the checker warn
+        with pytest.raises(AssertionError, match=f"(?s){hint}") as error:
+            checks.check_dots_by_distance(implementation)
+    assert "dots_by_distance" in str(error.value)
     assert capsys.readouterr().out == ""
 
 
-def test_every_add_mistake_differs_from_the_reference_on_the_first_case():
-    rng = np.random.default_rng(0)
-    embeddings, table = rng.standard_normal((5, 4)), rng.standard_normal((12, 4))
-    expected = positional.add_positions(embeddings, table)
-    for mistake in _ADD_POSITIONS.mistakes:
-        wrong = mistake.wrong(embeddings, table)
-        assert np.shape(wrong) != expected.shape or not np.allclose(wrong, expected), mistake.hint
+def test_every_dots_mistake_differs_from_the_reference_and_the_others_on_the_first_case():
+    """Otherwise a mistake could pass, or be diagnosed as another one."""
+    table = np.random.default_rng(11).normal(0.0, 1.0, (40, 6))
+    args = (table, 12, 8)
+    outputs = [positional.dots_by_distance(*args)] + [m.wrong(*args) for m in _DOTS_BY_DISTANCE.mistakes]
+    for a in range(len(outputs)):
+        for b in range(a + 1, len(outputs)):
+            same_shape = np.shape(outputs[a]) == np.shape(outputs[b])
+            assert not (same_shape and np.allclose(outputs[a], outputs[b], atol=1e-3)), (a, b)
 
 
-def test_check_add_positions_cannot_be_spoiled_by_writing_into_the_table(capsys):
-    def vandal(embeddings, table):
-        result = embeddings + table[: len(embeddings)]
+def test_ignoring_the_start_passes_on_a_sinusoidal_table_so_the_checker_needs_a_learned_one():
+    """Why the first case is a random table: for the sinusoidal table the start does not matter."""
+    table = positional.sinusoidal_encoding(120, 16)
+    np.testing.assert_allclose(from_position_zero(table, 30, 50), positional.dots_by_distance(table, 30, 50), atol=1e-9)
+
+
+def test_check_dots_by_distance_cannot_be_spoiled_by_writing_into_the_table(capsys):
+    def vandal(table, start, max_distance):
+        result = table[start : start + max_distance + 1] @ table[start]
         table[...] = 0.0
-        embeddings[...] = 0.0
         return result
 
-    with pytest.raises(AssertionError, match="changed its input `embeddings` in place"):
-        checks.check_add_positions(vandal)
-    checks.check_add_positions(positional.add_positions)
-    assert capsys.readouterr().out == ADD_PASS
+    with pytest.raises(AssertionError, match="changed its input `table` in place"):
+        checks.check_dots_by_distance(vandal)
+    checks.check_dots_by_distance(positional.dots_by_distance)
+    assert capsys.readouterr().out == DOTS_PASS
 
 
-def test_check_add_positions_with_the_stub_prints_one_line(capsys):
-    assert checks.check_add_positions(_stub) is None
-    assert capsys.readouterr().out == checks.not_attempted_message("add_positions") + "\n"
+def test_check_dots_by_distance_with_the_stub_prints_one_line(capsys):
+    assert checks.check_dots_by_distance(_stub) is None
+    assert capsys.readouterr().out == checks.not_attempted_message("dots_by_distance") + "\n"
 
 
-@pytest.mark.parametrize("checker", [checks.check_sinusoidal_encoding, checks.check_add_positions])
+@pytest.mark.parametrize("checker", [checks.check_sinusoidal_encoding, checks.check_dots_by_distance])
 def test_positional_checkers_reject_non_callables(checker):
     with pytest.raises(TypeError, match=r"Pass the function without calling it"):
         checker(np.zeros((4, 4)))

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from course_utils import course_map
-from course_utils.authoring import bench, lessons
+from course_utils.authoring import bench, lessons, minutes
 
 
 def write_lesson(folder, stem, title="A title", minutes=25):
@@ -42,6 +42,32 @@ def test_planned_lessons_without_a_file_are_coming(tmp_path):
     assert [e.minutes for e in entries[:2]] == [10, 45]
     assert all(e.path is None and e.minutes is None and e.budget_s is None for e in entries[2:10])
     assert entries[10].title == "Cross-attention" and entries[10].budget_s == bench.DEFAULT_LESSON_BUDGET_S
+
+
+def test_a_lab_page_is_its_lessons_lab_not_a_lesson_of_its_own(tmp_path):
+    write_lesson(tmp_path, "07_distillation", "Distillation", 60)
+    write_lesson(tmp_path, "07_distillation_lab", "Distillation, measured", 40)
+    entries = course_map.lessons(tmp_path)
+    [seven] = [e for e in entries if e.planned.number == 7]
+    assert seven.title == "Distillation" and seven.minutes == 60  # the lab did not take lesson 07's place
+    assert seven.lab == tmp_path / "07_distillation_lab.md"
+    assert all(e.lab is None for e in entries if e is not seven)
+    assert len(entries) == len(course_map.PLAN)  # no lesson number of its own
+    assert course_map.is_lab(seven.lab) and not course_map.is_lab(seven.path)
+    assert course_map.lab_of(seven.path) == seven.lab and course_map.lesson_of(seven.lab) == seven.path
+    assert '<a href="../lessons/07_distillation_lab.html">' in course_map.lesson_table_html(entries)
+
+
+def test_page_kinds_refuse_the_other_kind_and_lessons_one_number(tmp_path):
+    with pytest.raises(ValueError, match="expected a lesson such as lessons/07_distillation.md, got the lab page"):
+        course_map.lab_of(tmp_path / "07_distillation_lab.md")
+    with pytest.raises(ValueError, match="expected a lab page such as lessons/07_distillation_lab.md, got 07_x.md"):
+        course_map.lesson_of(tmp_path / "07_x.md")
+    assert course_map.lab_of(tmp_path / "07_x.md") is None  # a lesson without a lab
+    write_lesson(tmp_path, "03_a")
+    write_lesson(tmp_path, "03_b")
+    with pytest.raises(ValueError, match="two lessons numbered 03: 03_a.md and 03_b.md"):
+        course_map.lessons(tmp_path)
 
 
 def test_a_lesson_without_its_time_is_refused(tmp_path):
@@ -91,26 +117,36 @@ def test_the_learning_path_carries_a_one_column_layout_for_narrow_screens(tmp_pa
     assert narrow["xaxis"]["range"] == [-0.5, 0.5]
 
 
-def test_every_lessons_time_line_is_its_estimate():
-    for entry in course_map.lessons():
-        estimate = course_map.study_minutes(entry.path)
-        assert entry.minutes == estimate, (
-            f"{entry.stem}: '**Time:** about {entry.minutes} minutes', but its content reads as about "
-            f"{estimate} minutes (course_map.study_minutes): update the Time line"
-        )
+# Lessons whose main path the rewrites of this round (issues 40 and 42) have not yet brought to the
+# content time model: their Time line is still the old estimate. Strict: a lesson that comes to match
+# must leave this set, so the set only shrinks.
+NOT_YET_TIMED_BY_CONTENT = {
+    "02_tokens_embeddings", "07_distillation", "08_using_distilbert", "09_since_distilbert",
+}
 
 
-def test_the_study_estimate_counts_prose_cells_and_exercises(tmp_path):
-    words = " ".join(["word"] * course_map.WORDS_PER_MINUTE * 10)  # 10 minutes of prose
-    cell = "```{code-cell} ipython3\nprint('not prose ' * 3)\n```\n"
-    block = "```python\nnot prose either\n```\n"
-    exercise = "```{exercise} Write it\n:label: ex-a\n\nShort.\n```\n"
+@pytest.mark.parametrize(
+    "entry",
+    [
+        pytest.param(e, marks=pytest.mark.xfail(strict=True, reason="issue 40/42: main path not yet rewritten"))
+        if e.stem in NOT_YET_TIMED_BY_CONTENT else e
+        for e in course_map.lessons() if e.path is not None
+    ],
+    ids=lambda e: e.stem,
+)
+def test_every_lessons_time_line_is_its_content_time_and_at_most_75_minutes(entry):
+    estimate = course_map.study_minutes(entry.path)
+    assert entry.minutes == estimate, (
+        f"{entry.stem}: '**Time:** about {entry.minutes} minutes', but its main path reads as about "
+        f"{estimate} minutes (make minutes): update the Time line"
+    )
+    assert estimate <= minutes.MAIN_PATH_LIMIT, (
+        f"{entry.stem}: its main path takes about {estimate} minutes, more than {minutes.MAIN_PATH_LIMIT}: move "
+        "material into folded 'Going further' blocks or the lesson's lab page"
+    )
+
+
+def test_the_study_time_is_the_content_models(tmp_path):
     path = tmp_path / "01_x.md"
-    path.write_text(f"---\nfront: matter words\n---\n\n{words}\n\n{block}")
-    assert course_map.study_minutes(path) == 10
-    path.write_text(f"{words}\n\n" + cell * 5)
-    assert course_map.study_minutes(path) == 10 + 5 * course_map.MINUTES_PER_CODE_CELL
-    path.write_text(f"{words}\n\n" + exercise * 3)
-    assert course_map.study_minutes(path) == 5 * round((10 + 3 * course_map.MINUTES_PER_EXERCISE) / 5)
-    path.write_text("A few words.")
-    assert course_map.study_minutes(path) == 5  # never "about 0 minutes"
+    path.write_text(" ".join(["word"] * minutes.PROSE_WORDS_PER_MINUTE * 20))
+    assert course_map.study_minutes(path) == minutes.content(path).minutes == 20

@@ -44,6 +44,25 @@ def test_the_architecture_names_every_size_of_the_config():
         figures.architecture_figure(config, config)
 
 
+def test_the_block_figure_draws_a_post_ln_block_with_the_sizes_of_the_config():
+    config = EncoderConfig(dim=8, n_heads=2, hidden_dim=32, n_layers=1)
+    fig = figures.block_figure(config)
+    texts = [a.text for a in fig.layout.annotations if a.text]
+    joined = " ".join(texts)
+    for expected in ("x: (T, 8)", "2 heads of 4", "8 → 32, GELU, → 8", "residual", "output (T, 8)"):
+        assert expected in joined, expected
+    # post-LN: top to bottom, each sub-layer comes back to a + on the stream, then a LayerNorm follows
+    order = [t for t in texts if t in {"<b>+</b>", "LayerNorm"} or "self-attention" in t or "feed-forward" in t]
+    assert [t.split("<br>")[0] for t in order] == [
+        "multi-head self-attention", "<b>+</b>", "LayerNorm", "feed-forward network", "<b>+</b>", "LayerNorm"
+    ]
+    ys = {t.split("<br>")[0]: a.y for a in fig.layout.annotations for t in [a.text] if t}
+    assert ys["multi-head self-attention"] > ys["feed-forward network"]
+    assert fig.layout.title.text and fig.layout.meta["narrow_layout"]  # alt text; drawn at a phone's width
+    with pytest.raises(TypeError, match="expected an EncoderConfig"):
+        figures.block_figure(BertConfig())
+
+
 def test_embedding_plus_position_arrows_end_where_the_sums_are():
     love, table = np.array([1.2, 0.4]), positional.sinusoidal_encoding(5, 2)
     fig = figures.embedding_plus_position_figure(love, "love", table, shown=(1, 4))

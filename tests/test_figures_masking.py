@@ -126,3 +126,56 @@ def test_the_explorer_draws_the_mask_it_names():
 def test_the_explorer_refuses_inconsistent_inputs(tokens, raw, attention_mask, message):
     with pytest.raises(ValueError, match=message):
         figures.masking_explorer(tokens, raw, attention_mask)
+
+
+# --------------------------------------------------------------------------------------------
+# mask_placement_figure: the mask before and after the softmax
+
+
+def _placement(seed=0):
+    raw = np.random.default_rng(seed).standard_normal((3, 5))  # 3 real queries, 5 keys
+    mask = np.array([[True, True, True, False, False]])  # (1, T_k): the last two keys are [PAD]
+    right = masking.safe_masked_softmax(raw, mask)
+    wrong = attention.softmax(raw) * mask
+    return right, wrong, mask
+
+
+def test_the_placement_figure_draws_both_weights_with_their_row_sums():
+    right, wrong, mask = _placement()
+    fig = figures.mask_placement_figure(right, wrong, mask, TOKENS[0][:3], TOKENS[0], title="t")
+    assert [a.text for a in fig.layout.annotations] == list(figures.masking.PLACEMENT_PANELS)
+    right_trace, right_grey, wrong_trace, wrong_grey = fig.data
+    for trace, weights in ((right_trace, right), (wrong_trace, wrong)):
+        z = np.array(trace.z, dtype=float)
+        # the two [PAD] keys no query may attend to are one grey column
+        assert list(trace.x) == ["[CLS]", "a", "[SEP]", "[PAD] ×2", figures.masking.SUM_LABEL]
+        np.testing.assert_allclose(z[:, :3], weights[:, :3], atol=5e-3)  # rounded to 2 decimals
+        assert np.isnan(z[:, 3]).all()  # grey, not a number
+        np.testing.assert_allclose(z[:, -1], weights.sum(axis=1), atol=5e-3)
+    assert np.allclose(np.array(right_trace.z, dtype=float)[:, -1], 1.0)
+    assert (np.array(wrong_trace.z, dtype=float)[:, -1] < 0.99).all()
+    for grey in (right_grey, wrong_grey):
+        assert (np.array(grey.text)[:, 3] == "0").all() and (np.array(grey.text)[:, [0, 1, 2, 4]] == "").all()
+    assert not any(t.showscale for t in fig.data)  # the values are written: no colour bar
+    assert fig.layout.title.text == "t"
+
+
+def test_the_placement_figure_keeps_keys_blocked_for_some_queries_only():
+    raw = np.random.default_rng(1).standard_normal((4, 4))
+    causal = masking.causal_mask(4)
+    right, wrong = masking.safe_masked_softmax(raw, causal), attention.softmax(raw) * causal
+    fig = figures.mask_placement_figure(right, wrong, causal, list("abcd"), list("abcd"), title="t")
+    assert list(fig.data[0].x) == ["a", "b", "c", "d", figures.masking.SUM_LABEL]  # nothing merged
+    np.testing.assert_array_equal(np.array(fig.data[1].text)[:, :4] == "0", ~causal)
+
+
+def test_the_placement_figure_refuses_bad_input():
+    right, wrong, mask = _placement()
+    with pytest.raises(ValueError, match=r"expected wrong of shape \(len\(query_labels\), len\(key_labels\)\)"):
+        figures.mask_placement_figure(right, wrong[:, :4], mask, TOKENS[0][:3], TOKENS[0], title="t")
+    with pytest.raises(TypeError, match="expected a boolean mask"):
+        figures.mask_placement_figure(right, wrong, mask.astype(int), TOKENS[0][:3], TOKENS[0], title="t")
+    with pytest.raises(ValueError, match="broadcastable to the weights"):
+        figures.mask_placement_figure(right, wrong, mask[:, :4], TOKENS[0][:3], TOKENS[0], title="t")
+    with pytest.raises(ValueError, match="non-empty string for title"):
+        figures.mask_placement_figure(right, wrong, mask, TOKENS[0][:3], TOKENS[0], title=" ")

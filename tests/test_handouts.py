@@ -34,9 +34,15 @@ Colon-fenced answer.
 :::
 
 ```{admonition} The answer, folded
-:class: tip dropdown
+:class: tip dropdown answer
 
 It is 42.
+```
+
+```{admonition} Going further: where 42 comes from
+:class: dropdown
+
+Kept: a folded going-further block.
 ```
 
 ```{note}
@@ -45,11 +51,12 @@ Kept: a note shown open.
 """
 
 
-def test_solutions_and_dropdowns_are_removed_and_the_rest_kept():
+def test_solutions_and_answers_are_removed_and_going_further_blocks_kept():
     text, removed = handouts.strip_reveals(MARKDOWN)
     assert len(removed) == 3
     assert "return 42" not in text and "Colon-fenced" not in text and "It is 42" not in text
-    for kept in ("Intro text.", "{exercise} Write it", "Do the thing.", "Between.", "Kept: a note shown open."):
+    for kept in ("Intro text.", "{exercise} Write it", "Do the thing.", "Between.", "Kept: a note shown open.",
+                 "Going further: where 42 comes from", "Kept: a folded going-further block."):
         assert kept in text
     assert handouts.solution_code(MARKDOWN) == ["def thing():\n    return 42\n"]
 

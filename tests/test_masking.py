@@ -261,6 +261,54 @@ def test_mlm_mask_on_a_batch_of_256_by_64_is_fast():
 # Validation
 
 
+# --------------------------------------------------------------------------------------------
+# safe_masked_softmax: weights under a mask, zeros where no key is allowed
+
+
+def test_safe_masked_softmax_matches_torch_attention_on_rows_with_a_key():
+    generator = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 5, 4, generator=generator, dtype=torch.float64) for _ in range(3))
+    left = torch.arange(5) >= torch.tensor([0, 2])[:, None]  # (B, T): sentence 2 padded on the left
+    mask = torch.ones(5, 5, dtype=torch.bool).tril() & left[:, None, None, :]  # (B, 1, T, T)
+    weights = masking.safe_masked_softmax(q @ k.mT / 2, mask)  # (B, H, T, T)
+    reference = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    has_key = mask.any(dim=-1).expand(2, 3, 5)  # (B, H, T)
+    torch.testing.assert_close((weights @ v)[has_key], reference[has_key])
+    assert (weights[~has_key] == 0).all() and not has_key.all()
+    torch.testing.assert_close(weights.sum(-1)[has_key], torch.ones(int(has_key.sum()), dtype=torch.float64))
+
+
+def test_safe_masked_softmax_never_gives_nan_and_blocks_dominant_scores():
+    scores = np.array([[0.0, 1.0, 1000.0], [5.0, 2.0, 3.0], [-2e4, -2e4 + 1, 0.0]])
+    mask = np.array([[True, True, False], [False, False, False], [True, True, False]])
+    weights = masking.safe_masked_softmax(scores, mask)
+    expected = np.array([[1 / (1 + np.e), np.e / (1 + np.e), 0.0], [0.0, 0.0, 0.0],
+                         [1 / (1 + np.e), np.e / (1 + np.e), 0.0]])
+    np.testing.assert_allclose(weights, expected, rtol=1e-12)
+    assert weights.dtype == np.float64
+    assert masking.safe_masked_softmax(scores.astype(np.float32), mask).dtype == np.float32
+    np.testing.assert_array_equal(scores[0], [0.0, 1.0, 1000.0])  # the input is left as it was
+
+
+def test_safe_masked_softmax_equals_masking_before_the_softmax_where_a_key_is_allowed():
+    rng = np.random.default_rng(1)
+    scores = rng.standard_normal((4, 6, 6))
+    mask = rng.random((4, 6, 6)) < 0.5
+    mask[..., 0] = True
+    np.testing.assert_allclose(
+        masking.safe_masked_softmax(scores, mask), attention.softmax(np.where(mask, scores, -np.inf)), rtol=1e-12
+    )
+
+
+def test_safe_masked_softmax_rejects_bad_input():
+    with pytest.raises(TypeError, match="expected a boolean mask"):
+        masking.safe_masked_softmax(np.zeros((2, 2)), np.ones((2, 2)))
+    with pytest.raises(ValueError, match=r"broadcastable to the scores \(2, 3\), got \(2,\)"):
+        masking.safe_masked_softmax(np.zeros((2, 3)), np.ones(2, dtype=bool))
+    with pytest.raises(TypeError, match="expected scores as a float array"):
+        masking.safe_masked_softmax(np.array(["a", "b"]), np.ones(2, dtype=bool))
+
+
 def test_causal_and_padding_masks_reject_bad_input():
     with pytest.raises(ValueError, match="expected seq_len to be a positive integer, got 0"):
         masking.causal_mask(0)

@@ -329,3 +329,30 @@ def test_param_count_and_frequencies_validate_their_arguments(bad):
 
 def test_numpy_integers_are_accepted():
     assert positional.sinusoidal_encoding(np.int64(3), np.int32(4)).shape == (3, 4)
+
+
+def test_dots_by_distance_of_the_sinusoidal_table_is_a_sum_of_cosines_whatever_the_start():
+    table = positional.sinusoidal_encoding(200, 32)
+    k = np.arange(61)
+    expected = np.cos(np.outer(k, positional.frequencies(32)[0::2])).sum(axis=1)  # sum_i cos(omega_i k)
+    for start in (0, 17, 139):
+        np.testing.assert_allclose(positional.dots_by_distance(table, start, 60), expected, atol=1e-9)
+    np.testing.assert_allclose(positional.dots_by_distance(table, 5, 0), [16.0], rtol=1e-12)  # D / 2
+
+
+def test_dots_by_distance_of_a_learned_table_depends_on_the_start():
+    table = np.random.default_rng(0).standard_normal((30, 8))
+    from_0, from_10 = positional.dots_by_distance(table, 0, 5), positional.dots_by_distance(table, 10, 5)
+    assert from_0.shape == (6,) and not np.allclose(from_0, from_10)
+    np.testing.assert_allclose(from_10, [table[10] @ table[10 + k] for k in range(6)])
+
+
+@pytest.mark.parametrize("args, message", [
+    ((np.zeros((10, 4)), 5, 5), r"expected start \+ max_distance < L = 10 .* got start=5 and max_distance=5"),
+    ((np.zeros(10), 0, 3), r"expected a position table of shape \(L, D\), got shape \(10,\)"),
+    ((np.zeros((10, 4)), -1, 3), r"expected start to be a non-negative integer, got -1"),
+    ((np.zeros((10, 4)), 0, 2.5), r"expected max_distance to be a non-negative integer, got 2.5"),
+])
+def test_dots_by_distance_rejects_bad_inputs_saying_what_it_expected(args, message):
+    with pytest.raises(ValueError, match=message):
+        positional.dots_by_distance(*args)

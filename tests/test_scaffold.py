@@ -171,6 +171,17 @@ def test_toc_edits_keep_the_comments_and_undo_exactly():
         scaffold.toc_without_lesson(text, "99_extra")
 
 
+def test_a_new_lesson_goes_after_the_last_lesson_and_its_lab_page():
+    text = (lessons.ROOT / "_toc.yml").read_text()
+    last = lessons.lesson_sources()[-1].stem
+    with_lab = text.replace(f"- file: lessons/{last}\n", f"- file: lessons/{last}\n        sections:\n"
+                            f"          - file: lessons/{last}_lab\n", 1)
+    new, line = scaffold.toc_with_lesson(with_lab, "99_extra")
+    chapters = [p for p in yaml.safe_load(new)["parts"] if p.get("numbered")][0]["chapters"]
+    assert chapters[-1] == {"file": "lessons/99_extra"} and line == "- file: lessons/99_extra"
+    assert chapters[-2] == {"file": f"lessons/{last}", "sections": [{"file": f"lessons/{last}_lab"}]}
+
+
 def test_a_toc_without_a_numbered_lessons_part_is_refused():
     with pytest.raises(ValueError, match="expected one numbered part captioned 'Lessons' in _toc.yml, found 0"):
         scaffold.toc_with_lesson("format: jb-book\nroot: intro\nparts:\n  - caption: Other\n    chapters: []\n", "01_x")

@@ -45,8 +45,9 @@ module                 used   what it holds
 ``validation``         all    the argument checks every module shares
 ``bundle``             all    the bundled assets on disk, checked by sha256
 ``course_map``         intro  the course map of the introduction
+``pages``              all    the page kinds of lessons/: a lesson and its lab page
 ``book``               site   the Sphinx extension behind the site
-``authoring``          -      instructor tools: execute, handouts, scaffold, make assets
+``authoring``          -      instructor tools: execute, time, handouts, scaffold, make assets
 =====================  =====  ========================================================
 """
 

@@ -51,6 +51,7 @@ __all__ = [
     "scaled_dot_product_attention",
     "softmax",
     "split_heads",
+    "weights_entropy",
 ]
 
 Array = Any  # a numpy array or a torch tensor; every function returns the kind it was given
@@ -212,6 +213,30 @@ def scaled_dot_product_attention(
     if dropout is not None:
         weights = dropout(weights)
     return _as_given(weights @ values, numpy_in), _as_given(weights, numpy_in)
+
+
+def weights_entropy(queries: Array, keys: Array, scaled: bool = True) -> Array:
+    """The entropy (nats) of each query's attention weights: ``-sum_j w_j ln w_j``.
+
+    Shapes: ``queries (..., T_q, d_k)``, ``keys (..., T_k, d_k)`` (leading axes broadcasting);
+    returns ``(..., T_q)``. The weights are ``softmax(q . k_j / sqrt(d_k))`` over the keys, or
+    ``softmax(q . k_j)`` with ``scaled=False`` (lesson 04 measures what the scale does). The
+    entropy is ``ln T_k`` for uniform weights and 0 when one key takes all the weight; a weight
+    that underflows to exactly 0 adds nothing (``0 ln 0 = 0``, its limit). numpy in, numpy out.
+    """
+    if not isinstance(scaled, (bool, np.bool_)):
+        raise TypeError(f"expected scaled to be True or False, got {scaled!r}")
+    numpy_in = not is_torch(queries)
+    queries, keys = _tensors(queries=queries, keys=keys)
+    q_shape, k_shape = _shape(queries), _shape(keys)
+    if len(q_shape) < 2 or len(k_shape) < 2 or k_shape[-1] != q_shape[-1] or k_shape[-2] == 0:
+        raise ValueError(f"expected queries (..., T_q, d_k) and keys (..., T_k >= 1, d_k), got {q_shape} and {k_shape}")
+    scores = queries @ keys.transpose(-2, -1)  # (..., T_q, T_k)
+    if scaled:
+        scores = scores * q_shape[-1] ** -0.5
+    weights = scores.softmax(dim=-1)
+    terms = torch.where(weights > 0, weights * weights.clamp_min(torch.finfo(weights.dtype).tiny).log(), 0.0)
+    return _as_given(-terms.sum(dim=-1), numpy_in)
 
 
 # --------------------------------------------------------------------------------------------

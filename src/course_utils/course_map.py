@@ -6,10 +6,15 @@ design; everything else is read from the lesson files as they are: a lesson's ti
 takes to execute from its budget in :data:`course_utils.authoring.bench.LESSON_BUDGET_S`, which
 ``make bench`` checks. A planned lesson with no file yet is shown as coming.
 
-The **Time:** line is not a guess typed once: :func:`study_minutes` estimates it from the lesson
-as it is (its prose read at :data:`WORDS_PER_MINUTE`, each code cell read and run in
-:data:`MINUTES_PER_CODE_CELL`, each exercise in :data:`MINUTES_PER_EXERCISE`), and a test keeps
-every lesson's line equal to the estimate, so a lesson that grows says so.
+Two kinds of page are executed from ``lessons/``: a **lesson** (``NN_slug.md``, one of the ten
+numbered steps of the plan) and its optional **lab page** (``NN_slug_lab.md``: the measured
+experiments, seed tables and ablations of lesson NN, which a curious reader opens from the lesson).
+A lab page has no number of its own: the map lists it with its lesson (:mod:`course_utils.pages`).
+
+The **Time:** line is not a guess typed once: :func:`study_minutes` computes it from the lesson
+as a learner meets it (the content time model of :mod:`course_utils.authoring.minutes`: prose,
+visible code, printed lines, figures and exercises of the main path), and a test keeps every
+lesson's line equal to it, so a lesson that grows says so.
 """
 
 from __future__ import annotations
@@ -22,20 +27,11 @@ from pathlib import Path
 import plotly.graph_objects as go
 
 from . import plots
+from .authoring.minutes import TIME, content
+from .pages import LAB_SUFFIX, is_lab, lab_of, lesson_of  # noqa: F401  (the page kinds, used here and re-exported)
 
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
 TITLE = re.compile(r"^# (.+)$", re.MULTILINE)
-TIME = re.compile(r"\*\*Time:\*\*\s+about\s+(\d+)\s+minutes")
-
-WORDS_PER_MINUTE = 120  # technical prose with formulas, read to be understood: about half a novel's pace
-MINUTES_PER_CODE_CELL = 1  # read the code, run it, read its output
-MINUTES_PER_EXERCISE = 5  # write a short function, run its checker, perhaps read a hint
-CODE_CELL = re.compile(r"^```\{code-cell\}.*?^```\s*$", re.MULTILINE | re.DOTALL)
-FENCED_CODE = re.compile(r"^```(?!\{)[^\n]*\n.*?^```\s*$", re.MULTILINE | re.DOTALL)
-FRONT_MATTER = re.compile(r"\A---\n.*?^---\s*$", re.MULTILINE | re.DOTALL)
-EXERCISE = re.compile(r"^`{3,}\{exercise\}", re.MULTILINE)
-WORD = re.compile(r"[A-Za-z]+(?:['’][a-z]+)?")
-
 
 @dataclass(frozen=True)
 class Planned:
@@ -91,6 +87,7 @@ class LessonEntry:
     title: str
     minutes: int | None
     budget_s: int | None
+    lab: Path | None = None
 
     @property
     def stem(self) -> str | None:
@@ -109,23 +106,9 @@ def read_lesson(path: Path) -> tuple[str, int]:
 
 
 def study_minutes(path: Path) -> int:
-    """The study time a lesson file's content implies, in minutes (see :func:`study_minutes_of`)."""
-    return study_minutes_of(Path(path).read_text(encoding="utf-8"))
-
-
-def study_minutes_of(text: str) -> int:
-    """The study time a lesson's MyST markdown implies, in minutes, rounded to the nearest 5.
-
-    Prose words (outside code cells, code blocks and the front matter) / ``WORDS_PER_MINUTE``, plus
-    ``MINUTES_PER_CODE_CELL`` per code cell, plus ``MINUTES_PER_EXERCISE`` per ``{exercise}``.
-    """
-    text = FRONT_MATTER.sub("", text)
-    cells = len(CODE_CELL.findall(text))
-    exercises = len(EXERCISE.findall(text))
-    prose = FENCED_CODE.sub("", CODE_CELL.sub("", text))
-    minutes = len(WORD.findall(prose)) / WORDS_PER_MINUTE
-    minutes += cells * MINUTES_PER_CODE_CELL + exercises * MINUTES_PER_EXERCISE
-    return max(5, 5 * round(minutes / 5))
+    """The study time a lesson's main path takes, in minutes rounded to 5, by the content time model
+    of :mod:`course_utils.authoring.minutes` (its MyST markdown and its executed ``.ipynb``)."""
+    return content(Path(path)).minutes
 
 
 def lessons(lessons_dir: Path = LESSONS_DIR) -> list[LessonEntry]:
@@ -135,7 +118,13 @@ def lessons(lessons_dir: Path = LESSONS_DIR) -> list[LessonEntry]:
     """
     from .authoring.bench import DEFAULT_LESSON_BUDGET_S, LESSON_BUDGET_S
 
-    files = {int(p.stem[:2]): p for p in sorted(Path(lessons_dir).glob("[0-9][0-9]_*.md"))}
+    files = {}
+    for path in sorted(Path(lessons_dir).glob("[0-9][0-9]_*.md")):
+        if is_lab(path):
+            continue
+        if int(path.stem[:2]) in files:
+            raise ValueError(f"two lessons numbered {path.stem[:2]}: {files[int(path.stem[:2])].name} and {path.name}")
+        files[int(path.stem[:2])] = path
     plan = {p.number: p for p in PLAN}
     for number in sorted(set(files) - set(plan)):
         plan[number] = Planned(number, read_lesson(files[number])[0], "", "")
@@ -147,7 +136,8 @@ def lessons(lessons_dir: Path = LESSONS_DIR) -> list[LessonEntry]:
             continue
         title, minutes = read_lesson(path)
         entries.append(
-            LessonEntry(planned, path, title, minutes, LESSON_BUDGET_S.get(path.stem, DEFAULT_LESSON_BUDGET_S))
+            LessonEntry(planned, path, title, minutes, LESSON_BUDGET_S.get(path.stem, DEFAULT_LESSON_BUDGET_S),
+                        lab_of(path))
         )
     return entries
 
@@ -235,13 +225,16 @@ def _learning_path(entries: list[LessonEntry], columns: int) -> go.Figure:
 
 
 def lesson_table_html(entries: list[LessonEntry], link_prefix: str = "../lessons/") -> str:
-    """The lessons as an HTML table: number, title (a link when written), outcome, study time, run time."""
+    """The lessons as an HTML table: number, title (a link when written, and to its lab page when it
+    has one), outcome, study time, run time."""
     rows = []
     for entry in entries:
         number = f"{entry.planned.number:02d}"
         title = html.escape(entry.title)
         if entry.path is not None:
             title = f'<a href="{link_prefix}{entry.stem}.html">{title}</a>'
+            if entry.lab is not None:
+                title += f' (<a href="{link_prefix}{entry.lab.stem}.html">its lab</a>)'
         else:
             title = f"{title} <i>(coming)</i>"
         minutes = f"{entry.minutes}" if entry.minutes is not None else "–"

@@ -1,7 +1,8 @@
 """Lesson 06's pieces of an encoder block as plain functions: the references of its exercises.
 
 :func:`layer_norm` in numpy, :func:`encoder_block` (a post-LayerNorm block from any four callables,
-numpy functions or torch modules) and :func:`encoder_layer_param_count`. The model itself, built
+numpy functions or torch modules), :func:`pre_ln_block` (the same pieces, pre-LayerNorm) and
+:func:`encoder_layer_param_count`. The model itself, built
 from torch modules, is :mod:`course_utils.encoder`.
 """
 
@@ -14,7 +15,7 @@ import numpy as np
 from .encoder import LAYER_NORM_EPS
 from .validation import positive_int
 
-__all__ = ["encoder_block", "encoder_layer_param_count", "layer_norm"]
+__all__ = ["encoder_block", "encoder_layer_param_count", "layer_norm", "pre_ln_block"]
 
 
 def layer_norm(x, gamma, beta, eps: float = LAYER_NORM_EPS) -> np.ndarray:
@@ -44,6 +45,18 @@ def encoder_block(x, attention: Callable, feed_forward: Callable, norm1: Callabl
     """
     h = norm1(x + attention(x))  # (..., T, D)
     return norm2(h + feed_forward(h))  # (..., T, D)
+
+
+def pre_ln_block(x, attention: Callable, feed_forward: Callable, norm1: Callable, norm2: Callable):
+    """One pre-LayerNorm block (GPT-2 and most later models) from the pieces of :func:`encoder_block`.
+
+    ``h = x + attention(norm1(x))``, then ``h + feed_forward(norm2(h))``: each LayerNorm normalises
+    the *input* of its sub-layer, and the residual path from ``x`` to the output is never normalised.
+    ``(..., T, D)`` -> same; numpy functions and torch modules alike
+    (:class:`course_utils.prenorm.PreLNTransformerBlock` is this function with its own modules).
+    """
+    h = x + attention(norm1(x))  # (..., T, D)
+    return h + feed_forward(norm2(h))  # (..., T, D)
 
 
 def encoder_layer_param_count(d_model: int, d_ff: int) -> int:

@@ -8,6 +8,11 @@ where 1 = real token). The masks broadcast against attention scores ``(B, H, T_q
 - :func:`padding_mask` ``(B, 1, 1, T)``: every query may attend to the real tokens only (an
   encoder, BERT / DistilBERT); the two combine with ``&``.
 
+:func:`safe_masked_softmax` turns scores and such a mask into attention weights: the softmax over
+the allowed keys of each row, and a row of zeros where the mask allows no key (left padding under a
+causal mask), where filling with ``-inf`` gives ``nan`` and filling with the dtype's minimum gives
+uniform weights over keys that are all blocked.
+
 :func:`mlm_mask` makes the inputs and labels of masked-language-model pretraining (BERT's 15% of
 tokens, of which 80% become ``[MASK]``, 10% a random token, 10% stay), with the same random draws,
 in the same order, as Hugging Face's ``DataCollatorForLanguageModeling`` (so, given the same
@@ -38,7 +43,7 @@ from .validation import (
     zeros_and_ones,
 )
 
-__all__ = ["IGNORE_INDEX", "causal_mask", "mlm_mask", "padding_mask"]
+__all__ = ["IGNORE_INDEX", "causal_mask", "mlm_mask", "padding_mask", "safe_masked_softmax"]
 
 IGNORE_INDEX = -100  # the label of positions that are not predicted (torch's cross_entropy ignore_index)
 
@@ -66,6 +71,51 @@ def padding_mask(attention_mask: Array) -> Array:
     attention_mask = zeros_and_ones("attention_mask", attention_mask, "0 (padding) and 1 (real token)")
     with_axes("attention_mask", attention_mask, ("B", "T"))
     return (attention_mask != 0)[:, None, None, :]
+
+
+def safe_masked_softmax(scores: Array, mask: Array) -> Array:
+    """Attention weights ``(..., T_q, T_k)`` from ``scores (..., T_q, T_k)`` and a boolean ``mask``
+    broadcastable to them, ``True`` = may attend.
+
+    Each row is the softmax of its allowed scores alone: blocked keys get exactly 0 and the
+    allowed weights sum to 1. A row whose keys are all blocked gets weights 0 everywhere, so its
+    output ``weights @ values`` is the zero vector, as ``torch.nn.functional.scaled_dot_product_attention``
+    returns for such a row. No ``nan``, whatever the blocked scores are (even far larger than the
+    allowed ones). numpy in (float32 stays float32, other dtypes become float64) gives numpy out; a
+    torch tensor gives a tensor, with the mask as a tensor or a numpy array.
+    """
+    numpy_in = not is_torch(scores)
+    if numpy_in:
+        array = np.asarray(scores)
+        if array.dtype.kind not in "iuf" or array.ndim == 0:
+            raise TypeError(f"expected scores as a float array of shape (..., T_q, T_k), got {array.dtype} of shape {array.shape}")
+        scores_t = torch.from_numpy(np.array(array, dtype=np.float32 if array.dtype == np.float32 else np.float64))
+    else:
+        if not scores.is_floating_point() or scores.ndim == 0:
+            raise TypeError(f"expected scores as a float tensor of shape (..., T_q, T_k), got {scores.dtype} of shape {tuple(scores.shape)}")
+        scores_t = scores
+    if is_torch(mask):
+        mask_t = mask.to(scores_t.device)
+    else:
+        mask_array = np.asarray(mask)
+        if mask_array.dtype != np.bool_:
+            raise TypeError(f"expected a boolean mask (True = may attend), got dtype {mask_array.dtype}")
+        mask_t = torch.from_numpy(mask_array.copy()).to(scores_t.device)
+    if mask_t.dtype != torch.bool:
+        raise TypeError(f"expected a boolean mask (True = may attend), got dtype {mask_t.dtype}")
+    try:
+        allowed = torch.broadcast_to(mask_t, scores_t.shape)
+    except RuntimeError:
+        raise ValueError(
+            f"expected a mask broadcastable to the scores {tuple(scores_t.shape)}, got {tuple(mask_t.shape)}"
+        ) from None
+    filled = scores_t.masked_fill(~allowed, float("-inf"))  # (..., T_q, T_k)
+    row_max = filled.amax(dim=-1, keepdim=True)
+    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))  # an empty row: 0
+    exps = (filled - row_max).exp()  # exp(-inf) = 0 at blocked keys
+    sums = exps.sum(dim=-1, keepdim=True)
+    weights = exps / torch.where(sums > 0, sums, torch.ones_like(sums))  # an empty row stays 0
+    return weights.numpy() if numpy_in else weights
 
 
 def mlm_mask(

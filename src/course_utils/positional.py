@@ -26,6 +26,8 @@ no row for a position past its last one, so a longer sequence must be truncated:
 ``IndexError: index out of range in self``.
 
 Either way the positions are **added** to the token embeddings, row by row: :func:`add_positions`.
+How alike two positions look to a dot product, as a function of their distance, is
+:func:`dots_by_distance`: for the sinusoidal table it depends on the distance only.
 
 Axis names used in the docstrings: ``B`` batch, ``T`` sequence length (tokens), ``D`` = ``d_model``,
 ``L`` = ``max_position_embeddings`` (rows of a position table, ``L >= T``).
@@ -43,6 +45,7 @@ __all__ = [
     "LearnedPositionEmbeddings",
     "add_positions",
     "check_sequence_length",
+    "dots_by_distance",
     "frequencies",
     "learned_position_embeddings",
     "learned_position_param_count",
@@ -164,6 +167,30 @@ def add_positions(embeddings, encoding) -> np.ndarray:
         )
     check_sequence_length(seq_len, encoding.shape[0])
     return embeddings + encoding[:seq_len]  # (T, D) + (T, D), or (B, T, D) + (T, D) broadcast
+
+
+def dots_by_distance(table, start: int, max_distance: int) -> np.ndarray:
+    """The dot products of one position's vector with those ``0 .. max_distance`` positions on.
+
+    ``table``: a position table ``(L, D)``, sinusoidal or learned. Returns the float64 array
+    ``(max_distance + 1,)`` whose entry ``k`` is ``table[start] . table[start + k]``. For the
+    sinusoidal table it is ``sum_i cos(omega_i k)`` whatever ``start`` is (entry 0 is ``D / 2``); for a
+    learned table nothing forces that. ``start + max_distance`` must be a row of the table.
+    """
+    try:
+        table = np.asarray(table, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("expected a position table: a numeric array of shape (L, D)") from None
+    if table.ndim != 2:
+        raise ValueError(f"expected a position table of shape (L, D), got shape {table.shape}")
+    non_negative_int("start", start)
+    non_negative_int("max_distance", max_distance)
+    if start + max_distance >= table.shape[0]:
+        raise ValueError(
+            f"expected start + max_distance < L = {table.shape[0]} (the rows of the table), got "
+            f"start={start} and max_distance={max_distance}"
+        )
+    return table[start : start + max_distance + 1] @ table[start]  # (K + 1, D) @ (D,) -> (K + 1,)
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,9 +14,12 @@ import nbformat
 import pytest
 
 from course_utils.authoring import pdf
-from course_utils.authoring.lessons import LESSONS_DIR
+from course_utils.authoring.lessons import lab_of, lesson_sources, page_sources
 
-LESSONS = sorted(LESSONS_DIR.glob("[0-9][0-9]_*.ipynb"))
+# The PDF holds every page the site does: each lesson a chapter, its lab page (if any) a section of it.
+LESSONS = [p.with_suffix(".ipynb") for p in lesson_sources()]
+PAGES = [p.with_suffix(".ipynb") for p in page_sources()]
+HIDDEN_OUTPUT = {"remove-output", "remove-cell", "nbval-ignore-output"}  # not on the site, or not the same twice
 NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{3,}(?![\w.])")  # 0.1623, -12.5081: specific enough to be a result
 PLOTLY = "application/vnd.plotly.v1+json"
 
@@ -46,7 +49,7 @@ def _numbers(lesson, count: int = 3) -> list[str]:
     """The first ``count`` distinct decimals printed by the lesson's cells (stream outputs, text)."""
     found: list[str] = []
     for cell in nbformat.read(lesson, as_version=4).cells:
-        if cell.cell_type != "code" or "NBVAL_IGNORE_OUTPUT" in cell.source or "remove-output" in cell.metadata.get("tags", []):
+        if cell.cell_type != "code" or HIDDEN_OUTPUT & set(cell.metadata.get("tags", [])):
             continue
         for output in cell.outputs:
             for number in NUMBER.findall(output.get("text", "")):
@@ -58,6 +61,8 @@ def _numbers(lesson, count: int = 3) -> list[str]:
 def _figure_titles(lesson) -> list[str]:
     titles = []
     for cell in nbformat.read(lesson, as_version=4).cells:
+        if {"remove-output", "remove-cell"} & set(cell.get("metadata", {}).get("tags", [])):
+            continue  # the site does not show it, so neither does the PDF
         for output in cell.get("outputs", []):
             title = ((output.get("data", {}).get(PLOTLY) or {}).get("layout", {}).get("title") or {})
             text = title.get("text") if isinstance(title, dict) else title
@@ -74,7 +79,7 @@ def test_the_pdf_has_a_page_or_more_per_chapter_and_a_sensible_size():
 
 def test_the_pdf_has_a_table_of_contents():
     assert "Contents" in _text()
-    for lesson in LESSONS:
+    for lesson in PAGES:
         assert _title(lesson) in _text()
 
 
@@ -110,8 +115,10 @@ def test_the_pdf_s_bookmarks_are_each_lesson_and_its_sections_as_titled(lesson):
     found = [(mark, children) for mark, children in bookmarks if re.fullmatch(rf"(\d+\. )?{re.escape(title)}", _plain(mark))]
     assert len(found) == 1, f"{lesson.stem}: no top-level bookmark {title!r} among {[m for m, _ in bookmarks]}"
     number = re.match(r"(\d+\. )?", _plain(found[0][0])).group()  # the welcome page has no number
+    lab = lab_of(lesson.with_suffix(".md"))
+    titles = _sections(lesson) + ([_title(lab.with_suffix(".ipynb"))] if lab else [])  # its lab page: a section
     sections = [f"{number[:-1]}{k}. {_plain(section)}" if number else _plain(section)
-                for k, section in enumerate(_sections(lesson), start=1)]
+                for k, section in enumerate(titles, start=1)]
     assert [_plain(child) for child in found[0][1]] == sections
 
 
@@ -122,7 +129,7 @@ def test_the_pdf_opens_on_its_bookmarks():
     assert not [mark for mark in top if re.fullmatch(r"(.+?) ?\1", mark)], "a bookmark gives its title twice"
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("lesson", PAGES, ids=lambda p: p.stem)
 def test_every_lesson_title_and_a_sample_of_its_computed_numbers_are_in_the_pdf(lesson):
     text = _text()
     assert _title(lesson) in text, f"{lesson.stem}: its title {_title(lesson)!r} is not in the PDF"
@@ -148,6 +155,6 @@ def _images(resources, seen: set | None = None) -> int:
 
 def test_every_figure_of_the_book_is_an_image_in_the_pdf():
     """`make pdf` prints each plotly figure as a static image of itself: one image per figure, or more."""
-    figures = sum(len(_figure_titles(lesson)) for lesson in LESSONS)
+    figures = sum(len(_figure_titles(lesson)) for lesson in PAGES)
     images = sum(_images(page.get("/Resources")) for page in _reader().pages)
     assert figures > 20 and images >= figures, f"{images} images in the PDF for {figures} figures in the lessons"

@@ -23,7 +23,7 @@ from . import require_checkout
 from .bench_encoder import time_encoder
 from .bench_fine_tuning import rows as fine_tuning_rows
 from .bench_fine_tuning import time_fine_tuning_steps
-from .lessons import ROOT, lesson_sources, run_lesson
+from .lessons import ROOT, is_lab, page_sources, run_lesson
 
 # Budgets in seconds, from the issues that introduced each lesson; lessons not listed get DEFAULT.
 LESSON_BUDGET_S = {"00_welcome": 30, "01_rnn_recap": 30, "02_tokens_embeddings": 45, "03_positional_encoding": 45,
@@ -64,10 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     require_checkout()
     rows, over = [], 0
-    for path in lesson_sources():
+    for path in page_sources():
         seconds = time_lesson(path)
         budget = LESSON_BUDGET_S.get(path.stem, DEFAULT_LESSON_BUDGET_S)
-        rows.append(row(f"lesson {path.stem}", seconds, budget))
+        rows.append(row(f"{'lab' if is_lab(path) else 'lesson'} {path.stem}", seconds, budget))
         over += seconds > budget
         print(rows[-1], flush=True)
     encoder = time_encoder()  # issue 5: the course's encoder within 1.25x of Hugging Face's eager DistilBERT

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from .. import versions
 from . import require_checkout, watchdog
-from .lessons import ROOT, lesson_sources
+from .lessons import ROOT, page_sources
 
 PYPROJECT = ROOT / "pyproject.toml"
 WORK = ROOT / "_build" / "compat"
@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown stack(s) {unknown}: expected some of {names}")
     stacks = [s for s in STACKS if not args.stacks or s.name in args.stacks]
-    lessons = lesson_sources()
+    lessons = page_sources()
     start = time.perf_counter()
     print(f"make compat: {len(lessons)} lessons under {', '.join(s.name for s in stacks)}; installing the stacks")
     wheel = build_wheel(WORK / "dist")

@@ -5,11 +5,14 @@ each committed ``lessons/NN_name.ipynb`` and writes ``_build/handouts/NN_name.ip
 
 - every ``{solution}`` block removed (a lesson writes each solution as a MyST ``solution``
   directive, shown on the site in a dropdown, right after its exercise's stub and checker);
-- every other *reveal* removed: a directive with ``:class: dropdown``, content a reader opens
-  on purpose (an answer, a spoiler);
+- every other *answer* removed: a directive with the class ``answer`` (``:class: dropdown answer``),
+  the folded answer to a "predict, then run" question;
 - everything else kept as committed: the exercise statements, the stubs that
   ``raise NotImplementedError``, the checker cells (whose committed output says "not attempted
-  yet"), the lesson's text, code and outputs.
+  yet"), the folded "Going further" blocks (optional reading, not answers), the lesson's text,
+  code and outputs.
+
+Handouts are made for lessons, which hold the exercises; lab pages have none.
 
 A markdown cell left empty is dropped. The handouts are written, never committed.
 """
@@ -22,7 +25,7 @@ import sys
 from pathlib import Path
 
 from . import require_checkout
-from .lessons import LESSONS_DIR, ROOT
+from .lessons import LESSONS_DIR, ROOT, lesson_sources  # noqa: F401  (LESSONS_DIR: the tests' folder)
 
 OUT_DIR = ROOT / "_build" / "handouts"
 # A MyST directive fenced by 3 or more backticks or colons: ```{name} ... ``` or :::{name} ... :::
@@ -31,9 +34,9 @@ DIRECTIVE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}[^\n]*\n(?P
 
 
 def is_reveal(name: str, body: str) -> bool:
-    """A solution, or any directive shown folded (``:class: dropdown``) until the reader opens it."""
+    """A solution, or an answer (a directive of class ``answer``): what a handout must not give away."""
     options = re.findall(r"^:(\w+):[ \t]*(.*)$", body.split("\n\n", 1)[0], re.MULTILINE)
-    return name == "solution" or any(key == "class" and "dropdown" in value.split() for key, value in options)
+    return name == "solution" or any(key == "class" and "answer" in value.split() for key, value in options)
 
 
 def strip_reveals(markdown: str) -> tuple[str, list[str]]:
@@ -77,8 +80,9 @@ def handout(notebook):
 
 
 def lesson_notebooks(names: list[str] | None = None) -> list[Path]:
-    """The committed notebooks of the lessons named (``01_rnn_recap`` or its path), else of all lessons."""
-    every = sorted(LESSONS_DIR.glob("[0-9][0-9]_*.ipynb"))
+    """The committed notebooks of the lessons named (``01_rnn_recap`` or its path), else of all lessons
+    (lab pages, which hold no exercises, are not handed out)."""
+    every = [p.with_suffix(".ipynb") for p in lesson_sources()]
     if not names:
         return every
     chosen = []

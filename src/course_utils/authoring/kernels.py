@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from .lessons import ROOT, lesson_sources
+from .lessons import ROOT, page_sources
 
 # Each setting: the variables that choose kernels, as another processor would have them chosen.
 SETTINGS: dict[str, dict[str, str]] = {
@@ -117,7 +117,7 @@ def nbval_command(lessons: list[Path] | None = None) -> list[str]:
     (``.md`` or ``.ipynb`` paths, relative to the current directory or absolute; default: every
     lesson), two at a time, the last first, through the watchdog that stops and reruns a hung run
     (:mod:`course_utils.authoring.watchdog`)."""
-    sources = lesson_sources() if not lessons else [Path(p).resolve() for p in lessons]
+    sources = page_sources() if not lessons else [Path(p).resolve() for p in lessons]
     for path in sources:
         if not path.with_suffix(".ipynb").is_file():
             raise FileNotFoundError(f"expected a lesson notebook, got {path.with_suffix('.ipynb')}")

@@ -7,9 +7,17 @@ in a lesson (the Colab badge, the ``pip install`` line of the set-up cell) is de
 ``python -m course_utils.authoring.lessons execute [LESSON ...]`` executes lessons from their
 MyST markdown and writes the paired ``.ipynb`` with outputs. It runs offline
 (``HF_HUB_OFFLINE=1``), records no timings, and so writes the same bytes every time. The one
-exception is a cell marked ``# NBVAL_IGNORE_OUTPUT`` (timings, the machine's environment): its
+exception is a cell tagged ``nbval-ignore-output`` (timings, the machine's environment): its
 output cannot repeat, so the output already committed is kept while the cell's source is
-unchanged (``--refresh-unstable`` replaces it with this run's).
+unchanged (``--refresh-unstable`` replaces it with this run's). nbval reads its markers from the
+cell tags; a lesson never carries them as visible comments, which a learner would read.
+
+Checks that guard a claim of the prose are **check cells**: a code cell tagged ``remove-input`` (or
+``remove-cell`` when it prints nothing), so that the site shows nothing of it, whose first line says
+in words what it checks (``# check: every row of the weights sums to 1``); in Colab a learner sees a
+labelled check. :func:`check_cell_problems` finds the cells that break these rules.
+
+Lessons and their lab pages (:mod:`course_utils.pages`) are executed, paired and checked alike.
 
 ``python -m course_utils.authoring.lessons cache CACHE_DIR`` puts each lesson's committed ``.ipynb``
 into the book's execution cache (jupyter-cache, keyed on the code cells) as that lesson's executed
@@ -28,13 +36,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..pages import is_lab, lab_of, lesson_of  # noqa: F401  (the page kinds, re-exported)
 from . import ROOT, require_checkout
 
 LESSONS_DIR = ROOT / "lessons"
 CONFIG = ROOT / "_config.yml"
 LESSON_NAME = re.compile(r"^\d\d_[a-z0-9_]+$")
 CELL_TIMEOUT_S = 600
-UNSTABLE_MARKER = "# NBVAL_IGNORE_OUTPUT"
+UNSTABLE_TAG = "nbval-ignore-output"
+NBVAL_COMMENT = re.compile(r"^[ \t]*#[ \t]*NBVAL_[A-Z_]+", re.MULTILINE)  # nbval's comment markers, refused
+CHECK_LABEL = re.compile(r"^# check: \S")
+HIDDEN_INPUT_TAGS = {"remove-input", "remove-cell"}
+ASSERT = re.compile(r"^[ \t]*assert\b", re.MULTILINE)
 
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)[ \t]*$", re.MULTILINE)
@@ -75,9 +88,20 @@ def repository(config: Path = CONFIG) -> Repository:
     return Repository(url=str(settings["url"]), branch=str(settings["branch"]))
 
 
+def page_sources(lessons_dir: Path = LESSONS_DIR) -> list[Path]:
+    """Every executed page's MyST markdown file: each lesson (``NN_slug.md``), followed by its lab
+    page when it has one (``NN_slug_lab.md``). All are executed, paired and checked alike."""
+    return sorted((p for p in lessons_dir.glob("*.md") if LESSON_NAME.match(p.stem)), key=lambda p: p.stem)
+
+
 def lesson_sources(lessons_dir: Path = LESSONS_DIR) -> list[Path]:
-    """Every lesson's MyST markdown file, in lesson order (``NN_slug.md``)."""
-    return sorted(p for p in lessons_dir.glob("*.md") if LESSON_NAME.match(p.stem))
+    """Every lesson's MyST markdown file, in lesson order (``NN_slug.md``; lab pages left out)."""
+    return [p for p in page_sources(lessons_dir) if not is_lab(p)]
+
+
+def lab_sources(lessons_dir: Path = LESSONS_DIR) -> list[Path]:
+    """Every lab page's MyST markdown file (``NN_slug_lab.md``), in lesson order."""
+    return [p for p in page_sources(lessons_dir) if is_lab(p)]
 
 
 def badge_markdown(repo: Repository, notebook: str) -> str:
@@ -126,7 +150,7 @@ def sync(paths: list[Path] | None = None, repo: Repository | None = None) -> lis
     """
     repo = repo or repository()
     changed = []
-    for path in paths or lesson_sources():
+    for path in paths or page_sources():
         notebook = path.with_suffix(".ipynb").relative_to(ROOT).as_posix()
         text = path.read_text(encoding="utf-8")
         new = sync_text(text, repo, notebook)
@@ -139,9 +163,43 @@ def sync(paths: list[Path] | None = None, repo: Repository | None = None) -> lis
 
 
 def has_unstable_output(cell) -> bool:
-    """Whether nbval ignores this code cell's output (``# NBVAL_IGNORE_OUTPUT`` or the tag)."""
-    first_line = cell.source.lstrip().split("\n", 1)[0].strip()
-    return first_line == UNSTABLE_MARKER or "nbval-ignore-output" in cell.get("metadata", {}).get("tags", [])
+    """Whether nbval ignores this code cell's output (the ``nbval-ignore-output`` tag)."""
+    return UNSTABLE_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def is_check_cell(cell) -> bool:
+    """Whether a code cell is a check cell: its first line is ``# check: ...``."""
+    return cell.cell_type == "code" and bool(CHECK_LABEL.match(cell.source))
+
+
+def check_cell_problems(cells) -> list[str]:
+    """What breaks the rules of markers and check cells in a page's cells, one line per problem:
+    an nbval marker written as a comment; a check cell the site would show; a cell hidden on the
+    site that asserts without saying what it checks."""
+    problems = []
+    for index, cell in enumerate(cells):
+        if cell.cell_type != "code":
+            continue
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if NBVAL_COMMENT.search(cell.source):
+            problems.append(f"cell {index}: an nbval marker as a visible comment; use the cell tag "
+                            f"(e.g. `:tags: [{UNSTABLE_TAG}]`)")
+        if is_check_cell(cell) and not tags & HIDDEN_INPUT_TAGS:
+            problems.append(f"cell {index}: a check cell the site shows; tag it remove-input (remove-cell if it "
+                            "prints nothing)")
+        if tags & HIDDEN_INPUT_TAGS and ASSERT.search(cell.source) and not is_check_cell(cell):
+            problems.append(f"cell {index}: a hidden cell that asserts; its first line should say what it checks "
+                            "('# check: ...')")
+    return problems
+
+
+def visible_asserts(cells) -> int:
+    """How many ``assert`` lines sit in code cells a reader of the site sees."""
+    return sum(
+        len(ASSERT.findall(cell.source))
+        for cell in cells
+        if cell.cell_type == "code" and not set(cell.get("metadata", {}).get("tags", [])) & HIDDEN_INPUT_TAGS
+    )
 
 
 def keep_committed_unstable_outputs(notebook, committed_path: Path) -> int:
@@ -244,7 +302,7 @@ def seed_execution_cache(cache_dir: Path, paths: list[Path] | None = None) -> in
     from ..book import mark_execution_cache, package_source_hash
 
     cache = get_cache(str(cache_dir))
-    paths = paths or lesson_sources()
+    paths = paths or page_sources()
     for path in paths:
         notebook = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
         bundle = CacheBundleIn(notebook, str(path), data={"validated_by": "nbval"})
@@ -260,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("execute", help="execute lessons and write their .ipynb twins with outputs")
     run.add_argument("lessons", nargs="*", type=Path, help="lesson .md files (default: all)")
     run.add_argument("--refresh-unstable", action="store_true",
-                     help="also replace the committed outputs of # NBVAL_IGNORE_OUTPUT cells")
+                     help="also replace the committed outputs of cells tagged nbval-ignore-output")
     seed = sub.add_parser("cache", help="cache the committed .ipynb as the book's executed lessons (after nbval)")
     seed.add_argument("cache_dir", type=Path, help="the book's jupyter-cache folder, e.g. _build/.jupyter_cache")
     args = parser.parse_args(argv)
@@ -272,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         changed = sync()
         print(f"{len(changed)} lesson file(s) updated" + "".join(f"\n  {p.relative_to(ROOT)}" for p in changed))
         return 0
-    paths = [p.resolve() for p in args.lessons] or lesson_sources()
+    paths = [p.resolve() for p in args.lessons] or page_sources()
     sync(paths)
     for path in paths:
         print(f"executing {path.relative_to(ROOT)} ...", end=" ", flush=True)

@@ -51,8 +51,10 @@ form, fieldset, figure, img.course-pdf-figure, table { break-inside: avoid; }
 # The single page holds each document after a <span id="document-NAME">, as a <section> led by its
 # title: each such section starts a page, and a contents list linking them follows the first.
 ADD_TOC = """() => {
-  const chapters = [...document.querySelectorAll('span[id^="document-"]')]
+  const documents = [...document.querySelectorAll('span[id^="document-"]')]
     .map(span => span.nextElementSibling).filter(s => s && s.tagName === 'SECTION');
+  // a chapter is a page at the top of the toc; a lab page sits inside its lesson's, as a section
+  const chapters = documents.filter(s => !documents.some(other => other !== s && other.contains(s)));
   chapters.forEach(s => s.classList.add('course-pdf-chapter'));
   const title = s => s.querySelector('h1, h2').textContent.replace(/[#\\u00b6]/g, '').trim();
   const toc = document.createElement('nav');

@@ -23,8 +23,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..course_map import study_minutes_of
 from . import lessons, require_checkout
+from .minutes import content_of
 
 NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 MAX_NAME_LENGTH = 40
@@ -186,8 +186,9 @@ def lesson_text(number: int, name: str, title: str, repo: lessons.Repository, pr
     label = name.replace("_", "-")  # exercise labels: lower case and hyphens
     body = BODY.format(marker=MARKER, label=label, previous=previous, previous_number=number - 1)
     text = f"{FRONT_MATTER}\n# {title}\n\n{badge}\n\n```{{code-cell}} ipython3\n{setup}\n```\n\n{body}"
-    # the Time line is the template's own estimate; it grows with the lesson (tests/test_course_map.py)
-    return text.replace("**Time:** about 30", f"**Time:** about {study_minutes_of(text)}", 1)
+    # the Time line is the template's own content time (make minutes); it grows with the lesson
+    # (tests/test_course_map.py). The template's few printed lines do not move it by 5 minutes.
+    return text.replace("**Time:** about 30", f"**Time:** about {content_of(text, page=stem).minutes}", 1)
 
 
 def _lessons_part(toc: dict) -> dict:
@@ -211,12 +212,16 @@ def toc_with_lesson(text: str, stem: str) -> tuple[str, str]:
     [index] = [i for i, line in enumerate(lines) if re.fullmatch(rf"\s*- file: {re.escape(last)}\s*", line)]
     indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
     added = f"{indent}- file: lessons/{stem}"
-    lines.insert(index + 1, added + "\n")
-    if not lines[index].endswith("\n"):
-        lines[index] += "\n"
+    end = index + 1  # after the last chapter's own lines (its sections: a lab page), if any
+    while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > len(indent):
+        end += 1
+    if not lines[end - 1].endswith("\n"):
+        lines[end - 1] += "\n"
+    lines.insert(end, added + "\n")
     new = "".join(lines)
-    files = [c["file"] for c in _lessons_part(yaml.safe_load(new))["chapters"]]
-    assert files[-1] == f"lessons/{stem}", "internal error: the lesson did not land in the Lessons part"
+    new_chapters = _lessons_part(yaml.safe_load(new))["chapters"]
+    assert new_chapters[-1] == {"file": f"lessons/{stem}"}, "internal error: the lesson did not land in the Lessons part"
+    assert new_chapters[-2] == chapters[-1], "internal error: the lesson before lost its sections"
     return new, added.strip()
 
 

@@ -29,10 +29,10 @@ symptoms with their hints), build the cases from the reference, and hand both to
 checkers live in a module of this package named after the lesson's topic; this module re-exports them.
 """
 
-from .attention import check_scaled_dot_product_attention, check_softmax
+from .attention import check_scaled_dot_product_attention, check_softmax, check_weights_entropy
 from .distill import check_distillation_loss, check_layer_map
 from .distillation_step import check_distillation_step
-from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm
+from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm, check_pre_ln_block
 from .engine import (
     Case,
     Comparison,
@@ -47,10 +47,10 @@ from .engine import (
     run_checks,
     success_message,
 )
-from .masking import check_causal_mask, check_padding_mask
+from .masking import check_causal_mask, check_padding_mask, check_safe_masked_softmax
 from .mlm import check_mlm_mask
 from .multi_head import check_merge_heads, check_split_heads
-from .positional import check_add_positions, check_sinusoidal_encoding
+from .positional import check_dots_by_distance, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
 from .since_distilbert import check_apply_rope, check_blocked_attention, check_decode_step, check_repeat_kv
 from .task_heads import check_align_labels, check_classification_head
@@ -63,19 +63,21 @@ __all__ = [
     "Exercise",
     "Mistake",
     "Symptom",
-    "check_add_positions",
     "check_apply_rope",
     "check_blocked_attention",
     "check_decode_step",
     "check_repeat_kv",
+    "check_safe_masked_softmax",
     "check_align_labels",
     "check_causal_mask",
     "check_classification_head",
     "check_distillation_loss",
     "check_distillation_step",
+    "check_dots_by_distance",
     "check_embedding_lookup",
     "check_encoder_block",
     "check_encoder_layer_param_count",
+    "check_pre_ln_block",
     "check_frame_tokens",
     "check_layer_map",
     "check_pad_batch",
@@ -90,6 +92,7 @@ __all__ = [
     "check_softmax",
     "check_split_heads",
     "check_train_step",
+    "check_weights_entropy",
     "close_arrays",
     "diagnose",
     "equal_integers",

@@ -1,4 +1,5 @@
-"""Checkers of lessons 04 and 05: softmax, scaled dot-product attention (with masks).
+"""Checkers of lessons 04 and 05: softmax, scaled dot-product attention (with masks), the entropy of
+the weights with and without the 1/sqrt(d_k) scale (lesson 04).
 
 The references are :mod:`course_utils.attention`. Results may be numpy arrays or torch tensors,
 in float32 or float64: they are compared by value (a list is refused by the engine,
@@ -387,3 +388,114 @@ def check_scaled_dot_product_attention(fn: Callable[..., Any]) -> None:
             ),
         ]
     run_checks(_SDPA, fn, cases)
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 04: the entropy of the weights, with and without the 1/sqrt(d_k) scale
+
+
+def _entropy_of(weights, log=np.log, reduce=np.sum) -> np.ndarray:
+    w = _np(weights)
+    return -reduce(w * log(np.where(w > 0, w, 1.0)), axis=-1)
+
+
+def _entropy_with(queries, keys, scaled, divisor=None, *, axis=-1, log=np.log, reduce=np.sum):
+    scores = _np(queries) @ _transposed(keys)
+    if divisor is None:
+        divisor = np.sqrt(_d(queries)) if scaled else 1.0
+    return _entropy_of(attention.softmax(scores / divisor, axis=axis), log, reduce)
+
+
+def _negative_entropy(result, case) -> bool:
+    array = as_float_array(result)
+    return array is not None and bool(np.any(array < -1e-9))
+
+
+def _one_number_for_all(result, case) -> bool:
+    array = as_float_array(result)
+    return array is not None and array.ndim == 0 and np.ndim(case.expected) > 0
+
+
+_ENTROPY = Exercise(
+    name="weights_entropy",
+    call="weights_entropy(queries, keys, scaled) with queries (..., T_q, d_k), keys (..., T_k, d_k) and "
+    "scaled True or False, and expects the entropy of each query's weights, an array (..., T_q)",
+    compare=lambda result, expected: close_values(result, expected, "the entropies", ("...", "T_q")),
+    mistakes=(
+        Mistake(
+            "the scores are divided by d_k: the scale is its square root, / np.sqrt(d_k).",
+            lambda q, k, scaled=True: _entropy_with(q, k, scaled, _d(q) if scaled else 1.0),
+        ),
+        Mistake(
+            "with scaled=False the scores are still divided by √d_k: divide only when scaled is True.",
+            lambda q, k, scaled=True: _entropy_with(q, k, True),
+        ),
+        Mistake(
+            "the scores are never divided by √d_k: with scaled=True, divide them by np.sqrt(d_k).",
+            lambda q, k, scaled=True: _entropy_with(q, k, False),
+        ),
+        Mistake(
+            "the entropy is in bits (log base 2): the lesson measures nats, with the natural logarithm np.log "
+            "(uniform weights over 16 keys: ln 16 = 2.77).",
+            lambda q, k, scaled=True: _entropy_with(q, k, scaled, log=np.log2),
+        ),
+        Mistake(
+            "the terms are averaged over the keys: the entropy is their sum, -(w * np.log(w)).sum(axis=-1).",
+            lambda q, k, scaled=True: _entropy_with(q, k, scaled, reduce=np.mean),
+        ),
+        Mistake(
+            "the softmax runs over the queries (axis -2): each query's weights are a softmax over the keys, "
+            "the last axis of the scores.",
+            lambda q, k, scaled=True: _entropy_with(q, k, scaled, axis=-2),
+        ),
+    ),
+    symptoms=(
+        Symptom(
+            "nan or inf: either a weight is exactly 0 and 0 * log(0) is nan (count those terms as 0, their "
+            "limit: w * np.log(np.where(w > 0, w, 1))), or exp overflowed (use a stable softmax, which "
+            "subtracts each row's maximum first).",
+            lambda result, case: has_non_finite(result),
+        ),
+        Symptom(
+            "some entropies are negative: the entropy is -sum w ln w (each ln w is at most 0); is the minus "
+            "sign missing?",
+            _negative_entropy,
+        ),
+        Symptom(
+            "one number for everything: return one entropy per query, an array (..., T_q); take the mean "
+            "in the measuring cell.",
+            _one_number_for_all,
+        ),
+    ),
+    fallback="scores = queries @ keys^T (transpose the last two axes), divided by √d_k when scaled; weights = "
+    "their softmax over the last axis; entropy = -(w * ln w) summed over the last axis.",
+    on_error="queries and keys may have batch axes: transpose only the last two axes of the keys, "
+    "np.swapaxes(keys, -1, -2), and softmax over the last axis.",
+)
+
+
+def check_weights_entropy(fn: Callable[..., Any]) -> None:
+    """Check a learner's ``weights_entropy(queries, keys, scaled=True)`` against
+    :func:`course_utils.attention.weights_entropy`: the entropy ``(..., T_q)`` of each query's
+    weights ``softmax(q . k / sqrt(d_k))`` (no division when ``scaled`` is False).
+
+    Seven cases: one query matrix scaled and unscaled (``T_q != T_k``, so a softmax over the queries
+    gives the wrong shape), a square one (so it gives the wrong values), a batch of the lesson's
+    experiment (one query, 16 keys, ``d_k = 64``) both ways, large scores whose weights underflow to
+    exactly 0 (``0 ln 0`` must count as 0) and overflow a plain ``exp``, and float32 inputs.
+    """
+    rng = np.random.default_rng(406)
+    inputs = [
+        ("one sentence: T_q=3, T_k=5, d_k=4, scaled", (rng.standard_normal((3, 4)), rng.standard_normal((5, 4)), True)),
+        ("the same shapes, scaled=False", (rng.standard_normal((3, 4)), rng.standard_normal((5, 4)), False)),
+        ("square: T=4, d_k=4, scaled", (rng.standard_normal((4, 4)), rng.standard_normal((4, 4)), True)),
+        ("a batch of 6 queries, each with 16 keys, d_k=64, scaled",
+         (rng.standard_normal((6, 1, 64)), rng.standard_normal((6, 16, 64)), True)),
+        ("the same batch, scaled=False", (rng.standard_normal((6, 1, 64)), rng.standard_normal((6, 16, 64)), False)),
+        ("large scores (queries * 500), scaled=False: some weights are exactly 0",
+         (500 * rng.standard_normal((2, 3, 8)), rng.standard_normal((2, 6, 8)), False)),
+        ("float32 inputs, d_k=16, scaled",
+         (rng.standard_normal((4, 16)).astype(np.float32), rng.standard_normal((7, 16)).astype(np.float32), True)),
+    ]  # fmt: skip
+    cases = [Case(name, args, attention.weights_entropy(*args)) for name, args in inputs]
+    run_checks(_ENTROPY, fn, cases)

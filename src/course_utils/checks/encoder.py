@@ -1,7 +1,8 @@
-"""Checkers of lesson 06: layer normalisation, an encoder block, the parameters of an encoder layer.
+"""Checkers of lesson 06: layer normalisation, an encoder block (post-LN, and turned into pre-LN), the
+parameters of an encoder layer.
 
-The references are :func:`course_utils.encoder_pieces.layer_norm`, :func:`course_utils.encoder_pieces.encoder_block`
-and :func:`course_utils.encoder_pieces.encoder_layer_param_count`. Results may be numpy arrays or torch
+The references are :func:`course_utils.encoder_pieces.layer_norm`, :func:`course_utils.encoder_pieces.encoder_block`,
+:func:`course_utils.encoder_pieces.pre_ln_block` and :func:`course_utils.encoder_pieces.encoder_layer_param_count`. Results may be numpy arrays or torch
 tensors, in float32 or float64: they are compared by value (a list is refused by the engine,
 :func:`course_utils.checks.engine.kind_problem`).
 """
@@ -330,6 +331,166 @@ def check_encoder_block(fn: Callable[..., Any]) -> None:
         args = (x, *_pieces(x.shape[-1], seed))
         cases.append(Case(name, args, encoder_pieces.encoder_block(*args)))
     run_checks(_ENCODER_BLOCK, fn, cases)
+
+
+# --------------------------------------------------------------------------------------------
+# The block turned into pre-LN
+#
+# The same four pieces as check_encoder_block, numpy functions of (..., T, D) arrays, plus one case
+# with the torch modules of a TransformerBlock on a tensor: the lesson stacks the learner's block on
+# torch modules to measure its gradients, so a version that works on numpy arrays only must fail here.
+
+
+def _torch_pieces(d: int, seed: int):
+    """A float64 ``x (2, 5, d)`` and the four sub-layers of a seeded :class:`TransformerBlock`."""
+    import torch
+
+    torch.manual_seed(seed)
+    block = encoder.TransformerBlock(encoder.EncoderConfig(dim=d, n_heads=2, hidden_dim=4 * d, n_layers=1))
+    block = block.eval().double()
+    with torch.no_grad():  # LayerNorms whose gamma and beta differ from 1 and 0, and from each other
+        for norm in (block.sa_layer_norm, block.output_layer_norm):
+            norm.weight.copy_(1 + 0.3 * torch.randn(d, dtype=torch.float64))
+            norm.bias.copy_(0.3 * torch.randn(d, dtype=torch.float64))
+    x = torch.randn(2, 5, d, dtype=torch.float64)
+
+    def self_attention(h):
+        """The block's multi-head self-attention: (B, T, D) -> (B, T, D)."""
+        return block.attention(h)[0]
+
+    def feed_forward(h):
+        """The block's feed-forward network: (B, T, D) -> (B, T, D)."""
+        return block.ffn(h)
+
+    def norm1(h):
+        """The block's first LayerNorm, sa_layer_norm: (B, T, D) -> (B, T, D)."""
+        return block.sa_layer_norm(h)
+
+    def norm2(h):
+        """The block's second LayerNorm, output_layer_norm: (B, T, D) -> (B, T, D)."""
+        return block.output_layer_norm(h)
+
+    # plain functions, not the modules: the engine compares each argument before and after the
+    # call, and a copied module is never equal to itself
+    return x, self_attention, feed_forward, norm1, norm2
+
+
+# The wrong versions take the learner's arguments: x, attention (a), feed_forward (f), norm1, norm2.
+_PRE_LN_BLOCK = Exercise(
+    name="pre_ln_block",
+    call="pre_ln_block(x, attention, feed_forward, norm1, norm2) with x of shape (T, D) or (B, T, D), a numpy "
+    "array or a torch tensor, and four functions that each map (..., T, D) to (..., T, D); it expects the "
+    "pre-LN block's output, of x's shape",
+    compare=lambda result, expected: close_values(result, expected, "the output", ("...", "T", "D")),
+    mistakes=(
+        Mistake(
+            "this is the post-LN block you started from: the LayerNorm still comes after the residual sum. "
+            "In pre-LN it normalises the input of each sub-layer: h = x + attention(norm1(x)).",
+            encoder_pieces.encoder_block,
+        ),
+        Mistake(
+            "the residual path carries the normalised x: x = norm1(x), then x + attention(x), adds the normalised "
+            "vector. Keep x as it is on the residual path and normalise only what goes into the sub-layer: "
+            "x + attention(norm1(x)).",
+            lambda x, a, f, n1, n2: (lambda h: n2(h) + f(n2(h)))(n1(x) + a(n1(x))),
+        ),
+        Mistake(
+            "each LayerNorm is applied twice, before the sub-layer and again after the sum: keep only the one "
+            "before, h = x + attention(norm1(x)), then h + feed_forward(norm2(h)).",
+            lambda x, a, f, n1, n2: (lambda h: n2(h + f(n2(h))))(n1(x + a(n1(x)))),
+        ),
+        Mistake(
+            "the block's output is normalised: a pre-LN block returns h + feed_forward(norm2(h)), with no "
+            "LayerNorm after the sum (GPT-2 normalises once, after the last block, not in every block).",
+            lambda x, a, f, n1, n2: (lambda h: n2(h + f(n2(h))))(x + a(n1(x))),
+        ),
+        Mistake(
+            "the LayerNorm normalises the sub-layer's output, x + norm1(attention(x)). In pre-LN it normalises "
+            "the sub-layer's input: x + attention(norm1(x)).",
+            lambda x, a, f, n1, n2: (lambda h: h + n2(f(h)))(x + n1(a(x))),
+        ),
+        Mistake(
+            "there are no residual connections: add each sub-layer's input back, h = x + attention(norm1(x)), "
+            "then h + feed_forward(norm2(h)).",
+            lambda x, a, f, n1, n2: f(n2(a(n1(x)))),
+        ),
+        Mistake(
+            "the attention sub-layer has no residual: h = x + attention(norm1(x)), not attention(norm1(x)).",
+            lambda x, a, f, n1, n2: (lambda h: h + f(n2(h)))(a(n1(x))),
+        ),
+        Mistake(
+            "the feed-forward sub-layer has no residual: the output is h + feed_forward(norm2(h)).",
+            lambda x, a, f, n1, n2: f(n2(x + a(n1(x)))),
+        ),
+        Mistake(
+            "the second residual adds x, the block's input: it adds h, the input of the feed-forward sub-layer, "
+            "h + feed_forward(norm2(h)).",
+            lambda x, a, f, n1, n2: x + f(n2(x + a(n1(x)))),
+        ),
+        Mistake(
+            "feed_forward reads x: it reads norm2(h), with h = x + attention(norm1(x)) the attention sub-layer's "
+            "output.",
+            lambda x, a, f, n1, n2: x + a(n1(x)) + f(n2(x)),
+        ),
+        Mistake(
+            "norm2 is never used: each sub-layer has its own LayerNorm, norm1 before attention and norm2 before "
+            "the feed-forward network.",
+            lambda x, a, f, n1, n2: (lambda h: h + f(n1(h)))(x + a(n1(x))),
+        ),
+        Mistake(
+            "norm1 and norm2 are swapped: norm1 goes before attention, norm2 before the feed-forward network.",
+            lambda x, a, f, n1, n2: (lambda h: h + f(n1(h)))(x + a(n2(x))),
+        ),
+        Mistake(
+            "the sub-layers are in the wrong order: attention first, then the feed-forward network.",
+            lambda x, a, f, n1, n2: (lambda h: h + a(n2(h)))(x + f(n1(x))),
+        ),
+        Mistake(
+            "that is h, the output of the attention sub-layer only: the feed-forward sub-layer follows, "
+            "h + feed_forward(norm2(h)).",
+            lambda x, a, f, n1, n2: x + a(n1(x)),
+        ),
+    ),
+    symptoms=(
+        Symptom(
+            "the output should have the shape of x, (T, D) or (B, T, D): every step of the block keeps it.",
+            lambda result, case: tuple(result.shape) != tuple(case.args[0].shape),
+        ),
+    ),
+    fallback="h = x + attention(norm1(x)), then return h + feed_forward(norm2(h)).",
+    on_error="attention, feed_forward, norm1 and norm2 are functions: call them on x or h, e.g. attention(norm1(x)); "
+    "one case passes torch tensors and torch modules, so use + rather than numpy functions such as np.add.",
+)
+
+
+def check_pre_ln_block(fn: Callable[..., Any]) -> None:
+    """Check a learner's ``pre_ln_block(x, attention, feed_forward, norm1, norm2)`` against
+    :func:`course_utils.encoder_pieces.pre_ln_block`.
+
+    Four cases with seeded numpy sub-layers (those of :func:`check_encoder_block`): one sentence
+    ``(T=5, D=4)``, a batch ``(B=2, T=3, D=6)``, a single token ``(T=1, D=8)``, a longer sentence
+    ``(T=7, D=8)``; then a batch ``(B=2, T=5, D=8)`` in torch, with the modules of a
+    :class:`course_utils.encoder.TransformerBlock` as sub-layers, as the lesson stacks the block.
+    The two LayerNorms have different ``gamma`` and ``beta`` everywhere, so swapping them shows.
+    """
+    rng = np.random.default_rng(9)
+    inputs = [
+        ("one sentence (T=5, D=4)", rng.standard_normal((5, 4)), 11),
+        ("a batch (B=2, T=3, D=6)", rng.standard_normal((2, 3, 6)), 12),
+        ("a single token (T=1, D=8)", rng.standard_normal((1, 8)), 13),
+        ("a longer sentence, other sub-layers (T=7, D=8)", 2 * rng.standard_normal((7, 8)), 14),
+    ]
+    cases = []
+    for name, x, seed in inputs:
+        args = (x, *_pieces(x.shape[-1], seed))
+        cases.append(Case(name, args, encoder_pieces.pre_ln_block(*args)))
+    import torch
+
+    args = _torch_pieces(8, 15)
+    with torch.no_grad():
+        expected = encoder_pieces.pre_ln_block(*args)
+    cases.append(Case("torch: a batch (B=2, T=5, D=8) through a TransformerBlock's modules", args, expected))
+    run_checks(_PRE_LN_BLOCK, fn, cases)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Checkers of lesson 03: the sinusoidal encoding, and adding positions to token embeddings."""
+"""Checkers of lesson 03: the sinusoidal encoding, and how alike two positions look by their distance."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import data, positional
+from .. import positional
 from .engine import Case, Exercise, Mistake, Symptom, close_arrays, run_checks
 
 # --------------------------------------------------------------------------------------------
@@ -186,114 +186,112 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Any]) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Adding positions to token embeddings
+# How alike two positions look, by their distance
 
-# The wrong versions take the arguments of add_positions: e = embeddings (T, D), p = table (L, D).
-_ADD_POSITIONS = Exercise(
-    name="add_positions",
-    call="add_positions(embeddings, positions_table) with embeddings (T, D) and positions_table (L, D), "
-    "L >= T, and expects an array (T, D)",
-    compare=close_arrays(("T", "D")),
+# The wrong versions take the arguments of dots_by_distance: p = table (L, D), s = start, k = max_distance.
+def _rows(p, s, k) -> np.ndarray:
+    return np.asarray(p, dtype=np.float64)[s : s + k + 1]  # (K + 1, D): positions s .. s + K
+
+
+def _cosines(p, s, k) -> np.ndarray:
+    rows, here = _rows(p, s, k), np.asarray(p, dtype=np.float64)[s]
+    return rows @ here / (np.linalg.norm(rows, axis=1) * np.linalg.norm(here))
+
+
+_DOTS_BY_DISTANCE = Exercise(
+    name="dots_by_distance",
+    call="dots_by_distance(table, start, max_distance) with a position table (L, D) and two integers "
+    "(start + max_distance < L), and expects an array of max_distance + 1 numbers",
+    compare=close_arrays(("k",)),
     mistakes=(
         Mistake(
-            "the positions are concatenated to the embeddings, side by side (T, 2D): add them instead, "
-            "so that each token's vector keeps its size D.",
-            lambda e, p: np.concatenate([e, p[: len(e)]], axis=1),
+            "entry k compares position `start` with the first rows of the table (positions 0 .. max_distance): "
+            "it should compare it with position start + k, table[start + k].",
+            lambda p, s, k: np.asarray(p, dtype=np.float64)[: k + 1] @ np.asarray(p, dtype=np.float64)[s],
         ),
         Mistake(
-            "the positions are stacked under the embeddings (2T, D): add them, row by row.",
-            lambda e, p: np.concatenate([e, p[: len(e)]], axis=0),
+            "these are the dot products measured from position 0, whatever `start` is: measure from "
+            "position `start`, table[start] . table[start + k]. (For the sinusoidal table the two agree; "
+            "for a learned table they do not.)",
+            lambda p, s, k: _rows(p, 0, k) @ np.asarray(p, dtype=np.float64)[0],
         ),
         Mistake(
-            "the embeddings are multiplied by the positions: add them (+), do not multiply.",
-            lambda e, p: e * p[: len(e)],
+            "entry k compares position `start` with position start - k, k positions back: look k "
+            "positions on, table[start + k].",
+            lambda p, s, k: np.asarray(p, dtype=np.float64)[s - np.arange(k + 1)] @ np.asarray(p, dtype=np.float64)[s],
         ),
         Mistake(
-            "the positions are subtracted: add them.",
-            lambda e, p: e - p[: len(e)],
+            "each dot product is divided by the lengths of the two vectors: that is the cosine similarity. "
+            "Attention compares vectors with the plain dot product, so return that.",
+            _cosines,
         ),
         Mistake(
-            "token t gets row t + 1 of the table: positions count from 0, so the first token gets row 0 "
-            "(positions_table[:T], not positions_table[1:T+1]).",
-            lambda e, p: e + p[1 : len(e) + 1],
+            "each dot product is divided by D: a dot product sums the products of the coordinates, it does "
+            "not average them (np.dot, @, or .sum(), not .mean()).",
+            lambda p, s, k: _rows(p, s, k) @ np.asarray(p, dtype=np.float64)[s] / np.shape(p)[1],
         ),
         Mistake(
-            "the tokens get the last T rows of the table: they get the first T, positions_table[:T].",
-            lambda e, p: e + p[len(p) - len(e) :],
+            "these are squared distances, sum((a - b)**2): the exercise asks for dot products, sum(a * b).",
+            lambda p, s, k: ((_rows(p, s, k) - np.asarray(p, dtype=np.float64)[s]) ** 2).sum(axis=1),
         ),
         Mistake(
-            "every token got the same row of the table: token t gets its own row t, so add positions_table[:T].",
-            lambda e, p: e + p[len(e)],
+            "the distances stop one short: k runs over 0, 1, ..., max_distance, max_distance + 1 entries "
+            "(range(max_distance + 1)).",
+            lambda p, s, k: _rows(p, s, k)[:-1] @ np.asarray(p, dtype=np.float64)[s],
         ),
         Mistake(
-            "every token got the same row of the table: token t gets its own row t, so add positions_table[:T].",
-            lambda e, p: e + p[len(e) - 1],
-        ),
-        Mistake(
-            "every token got row 0 of the table: token t gets its own row t, so add positions_table[:T].",
-            lambda e, p: e + p[0],
-        ),
-        Mistake(
-            "the result holds the positions only: add the token embeddings to them.",
-            lambda e, p: p[: len(e)],
-        ),
-        Mistake(
-            "the result is the embeddings unchanged: add the rows of the positions table to them.",
-            lambda e, p: e,
+            "the first entry is distance 1: distance 0 comes first (a position with itself), then 1, ..., "
+            "max_distance.",
+            lambda p, s, k: _rows(p, s + 1, k - 1) @ np.asarray(p, dtype=np.float64)[s],
         ),
     ),
     symptoms=(
         Symptom(
-            "the result has one row per row of the table: it should have one row per token. Use only the "
-            "first T rows of the table, positions_table[:T] with T = len(embeddings).",
-            lambda result, case: np.shape(result) == np.shape(case.args[1]),
+            "one number per distance: the products of the coordinates must be summed over the D "
+            "dimensions (a dot product), which leaves an array of max_distance + 1 numbers.",
+            lambda result, case: np.shape(result) == (case.expected.shape[0], np.shape(case.args[0])[1]),
+        ),
+        Symptom(
+            "the result has one number per dimension: sum over the dimensions (axis=1 of the rows, or "
+            "@ the vector of `start`), not over the positions.",
+            lambda result, case: np.shape(result) == (np.shape(case.args[0])[1],) != case.expected.shape,
+        ),
+        Symptom(
+            "the result is a matrix of dot products between many positions: return only position `start` "
+            "against positions start, start + 1, ..., start + max_distance.",
+            lambda result, case: np.ndim(result) == 2,
         ),
     ),
-    fallback="each token t should get embeddings[t] + positions_table[t], for t = 0 .. T-1.",
-    on_error="the table has L rows, one per position the model knows, usually more than the T tokens: "
-    "add only its first T rows, positions_table[:T] with T = embeddings.shape[0].",
+    fallback="entry k should be the dot product table[start] . table[start + k], for k = 0 .. max_distance.",
+    on_error="table is an array (L, D), one row per position; start and max_distance are integers with "
+    "start + max_distance < L, so table[start + k] exists for every k up to max_distance.",
 )
 
 
-def _add_case(name: str, embeddings: np.ndarray, table: np.ndarray, dtype: type = np.float64) -> Case:
-    args = (np.asarray(embeddings, dtype=dtype), np.asarray(table, dtype=dtype))
-    return Case(name, args, positional.add_positions(*args))
+def _dots_case(name: str, table: np.ndarray, start: int, max_distance: int) -> Case:
+    return Case(name, (table, start, max_distance), positional.dots_by_distance(table, start, max_distance))
 
 
-def check_add_positions(fn: Callable[[Any, Any], Any]) -> None:
-    """Check a learner's ``add_positions(embeddings, positions_table) -> (T, D)``.
+def check_dots_by_distance(fn: Callable[[Any, int, int], Any]) -> None:
+    """Check a learner's ``dots_by_distance(table, start, max_distance) -> (max_distance + 1,)``.
 
-    ``embeddings`` ``(T, D)``: one row per token; ``positions_table`` ``(L, D)`` with ``L >= T``: a
-    sinusoidal or a learned table. The reference is :func:`course_utils.positional.add_positions`:
-    ``embeddings + positions_table[:T]``. Six cases: a table longer than the sentence first (it must
-    be sliced), the running example with a sinusoidal table of 512 positions, a table exactly as
-    long as the sentence, one token, a learned (random) table with ``D = 7``, and float32 inputs.
+    Entry ``k`` is ``table[start] . table[start + k]``; the reference is
+    :func:`course_utils.positional.dots_by_distance`. Six cases: a learned-like (random) table first,
+    where the start matters (on a sinusoidal table a function that ignores it would pass), the
+    sinusoidal table from two starts, a table of float32, a single distance (0), and a start at
+    the table's first row. Loops, ``np.dot``, ``@``, ``einsum`` and torch all pass.
     """
-    rng = np.random.default_rng(3)
-    example = data.running_example()
+    rng = np.random.default_rng(11)
+    learned = rng.normal(0.0, 1.0, (40, 6))  # (L, D): a table as a model starts it, random
+    sinusoidal = positional.sinusoidal_encoding(120, 16)
     cases = [
-        _add_case(
-            "T=5 tokens, a learned table of L=12 positions, D=4",
-            rng.standard_normal((5, 4)),
-            rng.normal(0, 0.5, (12, 4)),
+        _dots_case("a learned (random) table (40, 6), start=12, max_distance=8", learned, 12, 8),
+        _dots_case("the sinusoidal table (120, 16), start=30, max_distance=50", sinusoidal, 30, 50),
+        _dots_case("the sinusoidal table (120, 16), start=3, max_distance=10", sinusoidal, 3, 10),
+        _dots_case(
+            "a float32 table (30, 5), start=7, max_distance=12", rng.normal(0.0, 0.5, (30, 5)).astype(np.float32), 7, 12
         ),
-        _add_case(
-            "the running example [CLS] I love NLP [SEP], a sinusoidal table of 512 positions",
-            example.embeddings,
-            positional.sinusoidal_encoding(512, example.d_model),
-        ),
-        _add_case(
-            "the sentence fills the table: T=L=6, D=4",
-            rng.standard_normal((6, 4)),
-            positional.sinusoidal_encoding(6, 4),
-        ),
-        _add_case("one token: T=1, L=8, D=3", rng.standard_normal((1, 3)), rng.normal(0, 0.5, (8, 3))),
-        _add_case("a learned table: T=3, L=10, D=7", rng.standard_normal((3, 7)), rng.normal(0, 0.5, (10, 7))),
-        _add_case(
-            "float32 inputs: T=4, L=9, D=6",
-            rng.standard_normal((4, 6)),
-            positional.sinusoidal_encoding(9, 6),
-            dtype=np.float32,
-        ),
+        _dots_case("distance 0 only: start=5, max_distance=0", learned, 5, 0),
+        _dots_case("from the first row: start=0, max_distance=20", learned, 0, 20),
     ]
-    run_checks(_ADD_POSITIONS, fn, cases)
+    run_checks(_DOTS_BY_DISTANCE, fn, cases)

@@ -11,20 +11,21 @@ module                  lesson  what it draws
 ``rnn``                 01      the RNN's sequential steps against attention's one step
 ``positional``          03      one position's sinusoidal encoding, in its table; its explorer;
                                 a token embedding plus position encodings, in two dimensions
-``self_attention``      04      one query's scores, weights and output; the query explorer;
+``self_attention``      04      one query's path, box by box; multi-head split, attend, merge;
+                                one query's scores, weights and output; the query explorer;
                                 where each token reads from (attention as information flow)
 ``masking``             05      scores before and after a padding or causal mask; its explorer
 ``pattern_finder``      06      each attention head's behaviours (previous token, [CLS], ...)
 ``attention_explorer``  06      every head's attention map, live or kernel-free
-``encoder``             06      DistilBERT-base stage by stage, and what BERT-base adds
+``encoder``             06      one post-LN block as a residual stream; DistilBERT-base stage by stage, and what BERT-base adds
 ``distillation``        07      a distribution softened by a temperature; its explorer
 ======================  ======  =================================================================
 """
 
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
 from .distillation import entropy, softened, temperature_explorer, temperature_figure
-from .encoder import architecture_figure
-from .masking import MASK_KINDS, mask_of_kind, masked_attention_figure, masking_explorer
+from .encoder import architecture_figure, block_figure
+from .masking import MASK_KINDS, mask_of_kind, mask_placement_figure, masked_attention_figure, masking_explorer
 from .pattern_finder import (
     BEHAVIOURS,
     PreparedText,
@@ -41,7 +42,15 @@ from .pattern_finder import (
 )
 from .positional import embedding_plus_position_figure, positional_encoding_figure, positional_explorer
 from .rnn import sequential_steps_figure
-from .self_attention import attention_flow, qkv_explorer, qkv_token_figure
+from .self_attention import (
+    attention_flow,
+    multi_head_figure,
+    multi_head_numbers,
+    qkv_explorer,
+    qkv_token_figure,
+    query_path_figure,
+    query_path_numbers,
+)
 
 __all__ = [
     "BEHAVIOURS",
@@ -50,6 +59,7 @@ __all__ = [
     "PreparedText",
     "RankedHead",
     "architecture_figure",
+    "block_figure",
     "attention_flow",
     "attention_maps",
     "attention_samples",
@@ -60,6 +70,9 @@ __all__ = [
     "head_figure",
     "heads_figure",
     "mask_of_kind",
+    "mask_placement_figure",
+    "multi_head_figure",
+    "multi_head_numbers",
     "masked_attention_figure",
     "masking_explorer",
     "max_positions",
@@ -68,6 +81,8 @@ __all__ = [
     "prepare_text",
     "qkv_explorer",
     "qkv_token_figure",
+    "query_path_figure",
+    "query_path_numbers",
     "rank_heads",
     "sequential_steps_figure",
     "softened",

@@ -1,5 +1,6 @@
-"""Lesson 06's diagram: DistilBERT-base stage by stage, with the shape after each stage, and what
-BERT-base has in addition."""
+"""Lesson 06's diagrams: one post-LN encoder block as a residual stream with its two sub-layers
+(:func:`block_figure`); DistilBERT-base stage by stage, with the shape after each stage, and what
+BERT-base has in addition (:func:`architecture_figure`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import plotly.graph_objects as go
 from .. import plots
 from ..encoder import EncoderConfig
 
-__all__ = ["architecture_figure"]
+__all__ = ["architecture_figure", "block_figure"]
 
 TITLE = "DistilBERT-base, stage by stage (and what BERT-base adds)"
+BLOCK_TITLE = "One post-LN encoder block: each sub-layer's output is added to the residual stream, then normalised"
 
 
 def _box(fig: go.Figure, x0: float, x1: float, y: float, text: str, colour: str, dash: str = "solid",
@@ -84,5 +86,69 @@ def architecture_figure(config: EncoderConfig, bert_config, *, title: str = TITL
     fig.update_layout(
         title=dict(text=title, x=0.02),
         template=plots.TEMPLATE, height=640, margin=dict(l=10, r=10, t=60, b=10),
+    )
+    return fig
+
+
+def _line(fig: go.Figure, points: list[tuple[float, float]], colour: str, width: float = 2, dash: str = "solid") -> None:
+    """A polyline through ``points``, drawn as shapes (so the site treats the figure as a diagram)."""
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        fig.add_shape(type="line", x0=x0, y0=y0, x1=x1, y1=y1, line=dict(color=colour, width=width, dash=dash))
+
+
+def _arrowhead(fig: go.Figure, x_from: float, y_from: float, x_to: float, y_to: float, colour: str) -> None:
+    fig.add_annotation(
+        x=x_to, y=y_to, ax=x_from, ay=y_from, xref="x", yref="y", axref="x", ayref="y",
+        text="", showarrow=True, arrowhead=2, arrowwidth=2, arrowcolor=colour,
+    )
+
+
+def block_figure(config: EncoderConfig, *, title: str = BLOCK_TITLE) -> go.Figure:
+    """One post-LN encoder block of ``config`` (a :class:`course_utils.encoder.EncoderConfig`), top to bottom.
+
+    The residual stream runs down the left, from the block's input ``x (T, D)`` to its output. It
+    branches twice: into multi-head self-attention, then into the feed-forward network, each drawn
+    with the sizes of ``config``; each branch comes back to a ``+`` on the stream (the residual
+    connection), followed by a LayerNorm on the stream itself (post-LN, as in BERT and DistilBERT).
+    Text and line styles carry the meaning (the residual path is thick, the branches thin), so it
+    reads without colour; on a narrow screen it is drawn at the screen's width.
+    """
+    if not isinstance(config, EncoderConfig):
+        raise TypeError(f"expected an EncoderConfig, got {type(config).__name__}")
+    D, H, Fd = config.dim, config.n_heads, config.hidden_dim
+    stream, branch = plots.color(0), "#555555"
+    sx, bx0, bx1 = 2.0, 4.6, 9.8  # the stream's x; a sub-layer box's left and right edges
+    bmid = (bx0 + bx1) / 2
+    fig = go.Figure()
+    # the residual stream, thick, from the input to the output
+    _line(fig, [(sx, 11.55), (sx, 0.95)], stream, width=5)
+    _arrowhead(fig, sx, 1.4, sx, 0.75, stream)
+    fig.add_annotation(x=sx - 0.3, y=9.0, text="residual<br>path", showarrow=False, xanchor="right",
+                       font=dict(size=12, color=stream))
+    for top, text in ((10.3, f"multi-head self-attention<br>{H} heads of {D // H}"),
+                      (5.8, f"feed-forward network<br>{D} → {Fd}, GELU, → {D}")):
+        box_y, plus_y, norm_y = top - 1.2, top - 2.4, top - 3.3
+        _line(fig, [(sx, top), (bmid, top), (bmid, box_y + 0.6)], branch)  # the branch leaves the stream
+        _arrowhead(fig, bmid, box_y + 0.9, bmid, box_y + 0.5, branch)
+        _box(fig, bx0, bx1, box_y, text, branch, height=0.9)
+        _line(fig, [(bmid, box_y - 0.45), (bmid, plus_y), (sx + 0.45, plus_y)], branch)  # ... and comes back
+        _arrowhead(fig, sx + 0.9, plus_y, sx + 0.35, plus_y, branch)
+        fig.add_shape(type="circle", x0=sx - 0.35, x1=sx + 0.35, y0=plus_y - 0.3, y1=plus_y + 0.3,
+                      line=dict(color=stream, width=2), fillcolor="white")
+        fig.add_annotation(x=sx, y=plus_y, text="<b>+</b>", showarrow=False, font=dict(size=16))
+        _box(fig, sx - 1.7, sx + 1.7, norm_y, "LayerNorm", stream, height=0.6)
+        fig.add_annotation(x=sx + 1.9, y=norm_y, text=f"add & norm: (T, {D})", showarrow=False,
+                           xanchor="left", font=dict(size=12))
+    _box(fig, sx - 1.7, sx + 1.7, 11.9, f"x: (T, {D})", "black", height=0.6)
+    fig.add_annotation(x=sx + 1.9, y=11.9, text="one vector per token", showarrow=False, xanchor="left",
+                       font=dict(size=12))
+    fig.add_annotation(x=sx, y=0.45, text=f"output (T, {D}): the next block's x", showarrow=False,
+                       xanchor="left", xshift=-40, font=dict(size=12))
+    fig.update_xaxes(visible=False, range=[-0.2, 10.0])
+    fig.update_yaxes(visible=False, range=[0.1, 12.4])
+    fig.update_layout(
+        title=dict(text=title, x=0.02),
+        template=plots.TEMPLATE, height=560, margin=dict(l=10, r=10, t=70, b=10), font=dict(size=13),
+        meta=dict(narrow_layout=dict(height=560)),  # drawn at the screen's width on a phone
     )
     return fig

@@ -4,7 +4,8 @@
 causal, both) from :mod:`course_utils.masking`; :func:`masked_attention_figure` draws the raw
 scores, the masked scores and the weights as heatmaps; :func:`masking_explorer` offers every
 sentence of a padded batch with every kind of mask in one dropdown (a
-:class:`course_utils.widgets.Explorer`).
+:class:`course_utils.widgets.Explorer`); :func:`mask_placement_figure` sets the weights of a mask
+applied before the softmax beside those of the same mask applied after it, with each row's sum.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from .. import masking, plots
 from ..attention import softmax
 from ..widgets import Choice, Explorer
 
-__all__ = ["MASK_KINDS", "mask_of_kind", "masked_attention_figure", "masking_explorer"]
+__all__ = ["MASK_KINDS", "mask_of_kind", "mask_placement_figure", "masked_attention_figure", "masking_explorer"]
 
 MASK_KINDS = ("none", "padding", "causal", "padding & causal")
 _PANELS = ("scores", "masked scores", "weights")
@@ -138,6 +139,94 @@ def masked_attention_figure(
         height=110 + panel_height * rows + (60 * (rows - 1)),
         margin=dict(l=90, r=40, t=100, b=70),
         font=dict(size=13),
+    )
+    return fig
+
+
+PLACEMENT_PANELS = ("mask, then softmax (right)", "softmax, then mask (wrong)")
+SUM_LABEL = "row sum"
+
+
+def mask_placement_figure(
+    right,
+    wrong,
+    mask,
+    query_labels: Sequence[str],
+    key_labels: Sequence[str],
+    *,
+    title: str,
+    decimals: int = 2,
+) -> go.Figure:
+    """Two heatmaps side by side: the weights of a mask applied before the softmax (``right``) and
+    after it (``wrong``), each with a last column holding every row's sum (lesson 05).
+
+    ``right`` and ``wrong`` are ``(T_q, T_k)`` weights, row ``i`` for ``query_labels[i]``, column ``j``
+    for ``key_labels[j]``; ``mask`` boolean, broadcastable to them, ``True`` = may attend. Keys that
+    no query may attend to (the ``[PAD]`` keys of a padding mask), whose weight is 0 in both panels,
+    are drawn as one grey column reading 0 (labelled ``"[PAD] ×4"`` when they share a label), so that
+    the other cells are wide enough to show their values on a phone too; other blocked cells are grey
+    with the text 0. Every cell shows its value (readable without colour); the two panels share one
+    0..1 colour scale, without a colour bar (every cell writes its value; on a phone the
+    cells need that width to hold their text). On a narrow screen the site stacks the panels.
+    """
+    right, wrong = (np.asarray(w, dtype=float) for w in (right, wrong))
+    shape = (len(query_labels), len(key_labels))
+    for name, weights in (("right", right), ("wrong", wrong)):
+        if weights.shape != shape:
+            raise ValueError(
+                f"expected {name} of shape (len(query_labels), len(key_labels)) = {shape}, got {weights.shape}"
+            )
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"expected a boolean mask (True = may attend), got dtype {mask.dtype}")
+    try:
+        allowed = np.broadcast_to(mask, shape)
+    except ValueError:
+        raise ValueError(f"expected a mask broadcastable to the weights {shape}, got {mask.shape}") from None
+    _require_title(title)
+    never = ~allowed.any(axis=0)  # (T_k,): keys no query may attend to
+    kept = ~never
+    keys = plots.unique_labels([label for label, keep in zip(key_labels, kept) if keep])
+    blocked = ~allowed[:, kept]
+    if never.any():
+        names = {str(key_labels[j]) for j in np.flatnonzero(never)}
+        keys.append(f"{names.pop()} ×{int(never.sum())}" if len(names) == 1 else f"blocked ×{int(never.sum())}")
+        blocked = np.concatenate([blocked, np.ones((shape[0], 1), dtype=bool)], axis=1)
+    columns = [*keys, SUM_LABEL]
+    blocked = np.concatenate([blocked, np.zeros((shape[0], 1), dtype=bool)], axis=1)  # the sums are never blocked
+    fig = make_subplots(rows=1, cols=2, subplot_titles=PLACEMENT_PANELS, horizontal_spacing=0.1)
+    for k, weights in enumerate((right, wrong)):
+        merged = weights[:, kept]
+        if never.any():
+            merged = np.concatenate([merged, weights[:, never].sum(axis=1, keepdims=True)], axis=1)
+        with_sums = np.concatenate([merged, weights.sum(axis=1, keepdims=True)], axis=1)  # (T_q, columns)
+        panel = plots.heatmap(
+            np.round(with_sums, decimals),
+            columns,
+            query_labels,
+            title=PLACEMENT_PANELS[k],
+            x_title="key",
+            y_title="query",
+            decimals=decimals,
+            zmin=0.0,
+            zmax=1.0,
+            blocked=blocked,
+            blocked_text="0",
+        )
+        for trace in panel.data:
+            trace.update(textfont=dict(size=11))
+            trace.update(showscale=False)  # every cell writes its value: the cells keep the width a colour bar would take
+            fig.add_trace(trace, row=1, col=k + 1)
+        fig.layout.annotations[k].update(x=fig.layout[f"xaxis{'' if k == 0 else 2}"].domain[0], xanchor="left")
+        fig.update_xaxes(type="category", title_text="key (attended to)", tickangle=-45, row=1, col=k + 1)
+        fig.update_yaxes(type="category", autorange="reversed", row=1, col=k + 1)
+    fig.update_yaxes(title_text="query (attending)", row=1, col=1)
+    fig.update_layout(
+        title=dict(text=title, x=0.02, xanchor="left"),
+        template=plots.TEMPLATE,
+        height=230 + 40 * shape[0],
+        margin=dict(l=80, r=8, t=100, b=110),  # r small: on a phone every pixel goes to the cells
+        font=dict(size=12),
     )
     return fig
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 from typing import Sequence
 
 import numpy as np
@@ -18,7 +19,15 @@ from plotly.subplots import make_subplots
 from .. import plots
 from ..widgets import Choice, Explorer
 
-__all__ = ["attention_flow", "qkv_explorer", "qkv_token_figure"]
+__all__ = [
+    "attention_flow",
+    "multi_head_figure",
+    "multi_head_numbers",
+    "qkv_explorer",
+    "qkv_token_figure",
+    "query_path_figure",
+    "query_path_numbers",
+]
 
 
 def _check_qkv(queries, keys, values, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -205,5 +214,311 @@ def attention_flow(
         margin=dict(l=30, r=30, t=60, b=20),
         font=dict(size=13),
         legend=dict(title=dict(text="query token"), itemclick="toggle"),
+    )
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# Box diagrams drawn from the numbers: one query's whole path, and multi-head split / attend / merge
+#
+# The boxes are annotations in a monospaced font (plotly sizes each box to its text, and columns of
+# numbers line up); both axes count pixels, so that boxes, the gaps between them and the arrows in
+# the gaps are placed exactly. A layout is designed for a width: wider figures only spread it.
+# The query path has a layout in two rows for laptops and one in a single column for phones
+# (``layout.meta["narrow_layout"]``, read by the site's ``course-figures.js`` below 640 px).
+
+BOX_FONT = dict(size=11, family="DejaVu Sans Mono, Menlo, Consolas, 'Courier New', monospace")
+CHAR_PX = 0.61 * 11  # a monospaced character's width at 11 px (DejaVu Sans Mono: 0.602 em)
+LINE_PX = 1.3 * 11  # plotly's line spacing in annotations
+BOX_PAD_PX = 6
+GAP_PX = 40  # between two boxes: room for an arrow
+ARROW_COLOR = "#777777"  # mid grey: visible on the light page and on the dark one
+NARROW_DESIGN_PX = 330  # a phone (390 px) gives a figure about 340 px
+WIDE_DESIGN_PX = 640  # the site switches to the narrow layout below 640 px
+PATH_NARROW_KEYS = ("annotations", "height", "xaxis", "yaxis")
+
+
+def _number(value: float) -> str:
+    """``-0.214`` -> ``"−0.21"``: two decimals, a true minus sign."""
+    text = f"{float(value):.2f}"
+    return "0.00" if text == "-0.00" else text.replace("-", "−")
+
+
+def _vector(values) -> str:
+    """A vector as ``[0.53, −0.21, 1.10]``."""
+    return "[" + ", ".join(_number(v) for v in np.ravel(values)) + "]"
+
+
+def _plain(text: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", text))
+
+
+def _box_size(text: str) -> tuple[float, float]:
+    """A box's width and height in pixels: its longest line, its number of lines, the padding."""
+    lines = text.split("<br>")
+    width = max(len(_plain(line)) for line in lines) * CHAR_PX + 2 * BOX_PAD_PX + 4
+    return width, len(lines) * LINE_PX + 2 * BOX_PAD_PX + 4
+
+
+def _box(x: float, y_top: float, text: str, color: str) -> dict:
+    return dict(
+        x=x, y=y_top, xref="x", yref="y", text=text, showarrow=False, align="left", xanchor="center",
+        yanchor="top", bgcolor="white", bordercolor=color, borderwidth=2, borderpad=BOX_PAD_PX, font=BOX_FONT,
+    )  # fmt: skip
+
+
+def _arrow(x0: float, y0: float, x1: float, y1: float) -> dict:
+    return dict(
+        x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True,
+        arrowhead=2, arrowsize=1.1, arrowwidth=2, arrowcolor=ARROW_COLOR,
+    )  # fmt: skip
+
+
+def _rows_layout(texts: Sequence[str], rows: Sequence[Sequence[int]], design_px: float, *, top_px: int,
+                 edges: Sequence[tuple[int, int]] | None = None) -> dict:
+    """A layout (annotations, height, axes) of boxes in rows, each row centred in ``design_px``.
+
+    ``rows`` lists the boxes' indices row by row, left to right; arrows join the boxes of ``edges``
+    (pairs of indices; default: each box to the next, in reading order): across the gap when both
+    are in one row, down the gap between the rows else.
+    Raises ``ValueError`` when a row is wider than ``design_px``.
+    """
+    sizes = [_box_size(t) for t in texts]
+    where: dict[int, tuple[float, float, int]] = {}  # index -> (left, centre x, row)
+    tops, y = [], 0.0
+    for r, row in enumerate(rows):
+        total = sum(sizes[i][0] for i in row) + GAP_PX * (len(row) - 1)
+        if total > design_px:
+            raise ValueError(f"expected each row of boxes to fit {design_px:.0f} px, row {r} needs {total:.0f} px")
+        left = (design_px - total) / 2
+        for i in row:
+            where[i] = (left, left + sizes[i][0] / 2, r)
+            left += sizes[i][0] + GAP_PX
+        tops.append(y)
+        y += max(sizes[i][1] for i in row) + GAP_PX
+    notes = [_box(where[i][1], tops[where[i][2]], t, plots.BOX_COLORS[i % len(plots.BOX_COLORS)])
+             for i, t in enumerate(texts)]  # fmt: skip
+    for i, j in edges if edges is not None else zip(range(len(texts) - 1), range(1, len(texts))):
+        (left0, x0, r0), (left1, x1, r1) = where[i], where[j]
+        if r0 == r1:  # across the gap, level with the boxes' second line
+            y_arrow = tops[r0] + 1.5 * LINE_PX + BOX_PAD_PX
+            if x1 > x0:
+                notes.append(_arrow(left0 + sizes[i][0] + 6, y_arrow, left1 - 6, y_arrow))
+            else:
+                notes.append(_arrow(left0 - 6, y_arrow, left1 + sizes[j][0] + 6, y_arrow))
+        else:  # down from the bottom of one box to the top of the other
+            notes.append(_arrow(x0, tops[r0] + sizes[i][1] + 4, x1, tops[r1] - 4))
+    plot_height = y - GAP_PX + 4
+    return dict(
+        annotations=notes,
+        height=int(round(plot_height + top_px + 12)),
+        xaxis=dict(visible=False, range=[0, design_px], fixedrange=True),
+        yaxis=dict(visible=False, range=[plot_height, -2], fixedrange=True),
+    )
+
+
+def _check_tokens(tokens: Sequence[str], n: int) -> list[str]:
+    if isinstance(tokens, str) or len(tokens) != n:
+        raise ValueError(f"expected one token per row of x, {n} of them, got {tokens!r}")
+    labels = [str(t) for t in tokens]
+    if any(not 0 < len(t) <= 8 for t in labels):
+        raise ValueError(f"expected tokens of 1 to 8 characters (they label the boxes' lines), got {labels}")
+    return labels
+
+
+def _check_query(query, n: int) -> int:
+    if isinstance(query, bool) or not isinstance(query, (int, np.integer)) or not 0 <= query < n:
+        raise ValueError(f"expected query to be a token index in 0 .. {n - 1}, got {query!r}")
+    return int(query)
+
+
+def _matrix(name: str, value, shape_text: str) -> np.ndarray:
+    array = np.asarray(value, dtype=float)
+    if array.ndim != 2 or array.size == 0 or not np.all(np.isfinite(array)):
+        raise ValueError(f"expected {name} to be a finite 2-D array {shape_text}, got shape {array.shape}")
+    return array
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def query_path_numbers(x, W_Q, W_K, W_V, query: int) -> dict[str, np.ndarray]:
+    """The numbers :func:`query_path_figure` draws, for the query token ``query`` of ``x (T, D)``.
+
+    ``W_Q, W_K (D, d_k)``, ``W_V (D, d_v)``. Returns ``q (d_k,)``, ``keys (T, d_k)``, ``values
+    (T, d_v)``, ``scores (T,)`` (``q · k_j / sqrt(d_k)``), ``weights (T,)`` (their softmax),
+    ``weighted (T, d_v)`` (row ``j`` is ``w_j v_j``) and ``output (d_v,)`` (their sum).
+    """
+    x = _matrix("x", x, "(T, D)")
+    W_Q, W_K, W_V = (_matrix(n, w, "(D, d)") for n, w in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)))
+    D = x.shape[1]
+    if W_Q.shape[0] != D or W_K.shape[0] != D or W_V.shape[0] != D or W_Q.shape[1] != W_K.shape[1]:
+        raise ValueError(
+            f"expected W_Q (D={D}, d_k), W_K (D={D}, d_k) and W_V (D={D}, d_v), got {W_Q.shape}, {W_K.shape}, {W_V.shape}"
+        )
+    query = _check_query(query, x.shape[0])
+    q, keys, values = x[query] @ W_Q, x @ W_K, x @ W_V
+    scores = keys @ q / np.sqrt(W_Q.shape[1])  # (T,)
+    weights = _softmax(scores)  # (T,)
+    weighted = weights[:, None] * values  # (T, d_v)
+    return dict(q=q, keys=keys, values=values, scores=scores, weights=weights, weighted=weighted,
+                output=weighted.sum(axis=0))  # fmt: skip
+
+
+def _bar(weight: float, longest: int = 10) -> str:
+    """A weight as a bar of up to ``longest`` blocks, so that sizes read without colour (none: a dot)."""
+    blocks = int(round(longest * weight))
+    return "█" * blocks if blocks else "·"
+
+
+def _lines(labels: Sequence[str], texts: Sequence[str], bold: int | None = None) -> str:
+    width = max(len(t) for t in labels)
+    out = []
+    for j, (label, text) in enumerate(zip(labels, texts)):
+        row = html.escape(label.ljust(width)).replace(" ", "\u00a0") + "\u00a0" + text
+        out.append(f"<b>{row}</b>" if j == bold else row)
+    return "<br>".join(out)
+
+
+def query_path_figure(x, W_Q, W_K, W_V, tokens: Sequence[str], query: int) -> go.Figure:
+    """One query's whole path through self-attention, box by box, with its numbers.
+
+    ``x (T, D)`` the token vectors (embedding + position), ``W_Q, W_K (D, d_k)`` and ``W_V (D, d_v)``
+    the projections, ``tokens (T,)`` (at most 8 characters each), ``query`` the index of the token
+    that attends. Five boxes, joined by arrows in reading order: 1. every token's vector ``x`` (the
+    query's in bold); 2. the query's ``q = x W_Q`` and every token's key ``k = x W_K``; 3. the scores
+    ``q · k_j / sqrt(d_k)``; 4. their softmax, the weights, each with a bar of blocks (sizes read
+    without colour); 5. every token's value ``v = x W_V`` times its weight, and their sum, the
+    output. Every number is :func:`query_path_numbers`' rounded to 2 decimals. Laptops get two rows
+    (1 → 2, then 3 → 4 → 5 right to left, under them); phones one column
+    (``layout.meta["narrow_layout"]``). Vectors of at most 5 numbers fit.
+    """
+    x = _matrix("x", x, "(T, D)")
+    labels = _check_tokens(tokens, x.shape[0])
+    query = _check_query(query, len(labels))
+    n = query_path_numbers(x, W_Q, W_K, W_V, query)
+    d_k, d_v = len(n["q"]), n["values"].shape[1]
+    if max(x.shape[1], d_k, d_v) > 5:
+        raise ValueError(f"expected vectors of at most 5 numbers (a line of a box holds one), got D={x.shape[1]}, "
+                         f"d_k={d_k}, d_v={d_v}")  # fmt: skip
+    name = html.escape(labels[query])
+    texts = [
+        "<b>1. input x</b> = embedding + position<br>"
+        + _lines(labels, [_vector(v) for v in x], query),
+        f"<b>2. q = x W_Q</b> (query of {name})<br>"
+        + _lines(["q"], [_vector(n["q"])], 0)
+        + "<br><b>keys k = x W_K</b> (every token)<br>"
+        + _lines(labels, [_vector(k) for k in n["keys"]], query),
+        f"<b>3. scores</b><br>q·k / √{d_k}<br>" + _lines(labels, [_number(s) for s in n["scores"]], query),
+        "<b>4. softmax</b><br>weights, sum 1<br>"
+        + _lines(labels, [f"{_number(w)} {_bar(w)}" for w in n["weights"]], query),
+        "<b>5. output</b> = Σ weight × value<br>values v = x W_V, weighted:<br>"
+        + _lines(labels, [f"{_number(w)}×{_vector(v)}" for w, v in zip(n["weights"], n["values"])], query)
+        + f"<br><b>sum = {_vector(n['output'])}</b>",
+    ]
+    title = f"One query's path through self-attention: “{name}”"
+    top = 64
+    wide = _rows_layout(texts, [[0, 1], [4, 3, 2]], WIDE_DESIGN_PX, top_px=top)
+    narrow = _rows_layout(texts, [[0], [1], [2], [3], [4]], NARROW_DESIGN_PX, top_px=top)
+    fig = go.Figure()
+    fig.update_layout(
+        title=dict(text=title, x=0.02, xanchor="left"),
+        template=plots.TEMPLATE,
+        margin=dict(l=4, r=4, t=top, b=8),
+        showlegend=False,
+        font=dict(size=13),
+        **wide,
+        meta=dict(narrow_layout={key: narrow[key] for key in PATH_NARROW_KEYS}),
+    )
+    return fig
+
+
+def multi_head_numbers(x, params, n_heads: int, query: int) -> dict[str, np.ndarray]:
+    """The numbers :func:`multi_head_figure` draws, for the query token ``query`` of ``x (T, D)``.
+
+    ``params`` an :class:`course_utils.attention.AttentionParams` (``W (D, D)``, ``b (D,)``),
+    ``n_heads`` dividing ``D``. Returns ``q (D,)`` (the query's projection, before the split),
+    ``head_q (H, d_head)`` (its pieces), ``weights (H, T)`` (the query's weights in each head),
+    ``head_outputs (H, d_head)``, ``concatenated (D,)`` and ``output (D,)`` (after ``W_o, b_o``),
+    computed head by head, as the lesson's shape journey does.
+    """
+    x = _matrix("x", x, "(T, D)")
+    T, D = x.shape
+    for name in ("W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o"):
+        if not hasattr(params, name):
+            raise ValueError(f"expected params with W_q, b_q, ..., W_o, b_o (an AttentionParams), got {type(params).__name__}")
+    W = {n: np.asarray(getattr(params, n), dtype=float) for n in ("W_q", "W_k", "W_v", "W_o")}
+    b = {n: np.asarray(getattr(params, n), dtype=float) for n in ("b_q", "b_k", "b_v", "b_o")}
+    if any(w.shape != (D, D) for w in W.values()) or any(v.shape != (D,) for v in b.values()):
+        raise ValueError(f"expected params of d_model D={D} (W (D, D), b (D,)), the width of x {x.shape}")
+    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1 or D % n_heads:
+        raise ValueError(f"expected n_heads, a positive integer dividing D={D}, got {n_heads!r}")
+    query = _check_query(query, T)
+    H, d_head = int(n_heads), D // int(n_heads)
+    q, k, v = (x @ W[f"W_{n}"] + b[f"b_{n}"] for n in "qkv")  # (T, D) each
+    split = [a.reshape(T, H, d_head).transpose(1, 0, 2) for a in (q, k, v)]  # (H, T, d_head) each
+    scores = split[0] @ split[1].transpose(0, 2, 1) / np.sqrt(d_head)  # (H, T, T)
+    weights = _softmax(scores)  # (H, T, T)
+    head_outputs = weights @ split[2]  # (H, T, d_head)
+    concatenated = head_outputs.transpose(1, 0, 2).reshape(T, D)  # (T, D)
+    output = concatenated @ W["W_o"] + b["b_o"]  # (T, D)
+    return dict(q=q[query], head_q=split[0][:, query], weights=weights[:, query], head_outputs=head_outputs[:, query],
+                concatenated=concatenated[query], output=output[query])  # fmt: skip
+
+
+def multi_head_figure(x, params, n_heads: int, tokens: Sequence[str], query: int) -> go.Figure:
+    """Multi-head attention for one query token: split into heads, attend per head, merge.
+
+    ``x (T, D)``, ``params`` an :class:`course_utils.attention.AttentionParams` of width ``D``,
+    ``n_heads`` (1 to 3) dividing ``D`` (at most 6), ``tokens (T,)``, ``query`` the token followed.
+    Boxes from top to bottom: 1. the query's projection ``q = x W_q + b_q`` with the shapes, cut
+    into ``H`` pieces; 2. one box per head, side by side: its piece of ``q``, its weights over the
+    key tokens (with bars of blocks, readable without colour) and its output; 3. the heads' outputs
+    concatenated, back to ``D`` numbers; 4. the output projection ``W_o, b_o``. Every number is
+    :func:`multi_head_numbers`' rounded to 2 decimals. One layout fits a phone; wider screens
+    spread it.
+    """
+    x = _matrix("x", x, "(T, D)")
+    labels = _check_tokens(tokens, x.shape[0])
+    n = multi_head_numbers(x, params, n_heads, query)
+    T, D = x.shape
+    H, d_head = int(n_heads), D // int(n_heads)
+    if D > 6 or H > 3:
+        raise ValueError(f"expected D of at most 6 and at most 3 heads (the boxes hold every number), got D={D}, H={H}")
+    name = html.escape(labels[query])
+
+    def pieces(vector) -> str:  # [a, b | c, d]: the heads' pieces
+        parts = np.asarray(vector).reshape(H, d_head)
+        return "[" + " | ".join(", ".join(_number(v) for v in part) for part in parts) + "]"
+
+    texts = [
+        f"<b>1. project</b>: q = x W_q + b_q<br>(T, D) = ({T}, {D}); the row of {name}:<br>q = {pieces(n['q'])}<br>"
+        f"<b>split</b>: D = {D} → {H} heads × d_head = {d_head}",
+    ]
+    for h in range(H):
+        columns = f"{h * d_head}–{(h + 1) * d_head - 1}" if d_head > 1 else f"{h * d_head}"
+        texts.append(
+            f"<b>2. head {h}</b><br>columns {columns}<br>q = {_vector(n['head_q'][h])}<br>weights:<br>"
+            + _lines(labels, [f"{_number(w)} {_bar(w, 8)}" for w in n["weights"][h]], query)
+            + f"<br>output<br>{_vector(n['head_outputs'][h])}"
+        )
+    texts += [
+        f"<b>3. merge</b>: concatenate<br>{pieces(n['concatenated'])}<br>(T, D) = ({T}, {D})",
+        f"<b>4. output projection</b><br>× W_o + b_o, (D, D) = ({D}, {D})<br><b>output = {_vector(n['output'])}</b>",
+    ]
+    heads = list(range(1, H + 1))
+    edges = [(0, h) for h in heads] + [(h, H + 1) for h in heads] + [(H + 1, H + 2)]
+    top = 64
+    layout = _rows_layout(texts, [[0], heads, [H + 1], [H + 2]], NARROW_DESIGN_PX, top_px=top, edges=edges)
+    fig = go.Figure()
+    fig.update_layout(
+        title=dict(text=f"Multi-head attention for “{name}”: split, attend per head, merge", x=0.02, xanchor="left"),
+        template=plots.TEMPLATE,
+        margin=dict(l=4, r=4, t=top, b=8),
+        showlegend=False,
+        font=dict(size=13),
+        **layout,
     )
     return fig

@@ -1,0 +1,157 @@
+"""Lesson 04's box diagrams: one query's whole path (x -> q, k, v -> scores -> weights -> output)
+and multi-head attention's split / attend / merge. The numbers drawn in the boxes are those of the
+computation (checked against course_utils.attention and torch, not only against the builders'
+own helpers), both layouts fit the widths they are designed for, and bad inputs get clear errors."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from course_utils import attention, figures, positional
+from course_utils.data import running_example
+from course_utils.figures import self_attention as sa
+
+EXAMPLE = running_example()
+TOKENS = list(EXAMPLE.tokens)
+X = EXAMPLE.embeddings + positional.sinusoidal_encoding(5, 4)  # (T, D)
+RNG = np.random.default_rng(0)
+W_Q, W_K, W_V = (RNG.standard_normal((4, 4)) for _ in range(3))
+LOVE = TOKENS.index("love")
+NUMBER = re.compile(r"−?\d+\.\d\d")
+
+
+def numbers(text: str) -> list[float]:
+    """Every number written in a box, in order (the true minus sign read as '-')."""
+    plain = html.unescape(re.sub(r"<[^>]+>", "", text))
+    return [float(n.replace("−", "-")) for n in NUMBER.findall(plain)]
+
+
+def boxes(layout) -> list[str]:
+    return [a["text"] for a in layout["annotations"] if not a.get("showarrow")]
+
+
+def arrows(layout) -> list[dict]:
+    return [a for a in layout["annotations"] if a.get("showarrow")]
+
+
+def close(drawn, expected):
+    np.testing.assert_allclose(drawn, np.round(np.ravel(expected), 2), atol=0.0051)
+
+
+@pytest.mark.parametrize("query", range(5))
+def test_the_query_path_draws_the_numbers_of_scaled_dot_product_attention(query):
+    fig = figures.query_path_figure(X, W_Q, W_K, W_V, TOKENS, query)
+    inputs, projections, scores, weights, output = boxes(fig.to_plotly_json()["layout"])
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    outputs, expected_weights = attention.scaled_dot_product_attention(Q, K, V)
+    close(numbers(inputs), X)
+    close(numbers(projections), np.concatenate([Q[query], K.ravel()]))
+    close(numbers(scores), K @ Q[query] / 2.0)  # d_k = 4
+    close(numbers(weights), expected_weights[query])
+    drawn = numbers(output)
+    weighted = np.column_stack([expected_weights[query], V]).ravel()  # w_j then v_j, token by token
+    close(drawn[:-4], weighted)
+    close(drawn[-4:], outputs[query])
+    assert f"<b>{TOKENS[query]}" in inputs  # the query's line in bold
+
+
+def test_the_weights_carry_bars_that_read_without_colour():
+    fig = figures.query_path_figure(X, W_Q, W_K, W_V, TOKENS, LOVE)
+    lines = boxes(fig.to_plotly_json()["layout"])[3].split("<br>")[2:]
+    weights = attention.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)[1][LOVE]
+    for line, weight in zip(lines, weights):
+        assert line.count("█") == round(10 * weight)
+
+
+def _row_fits(layout, design_px):
+    """Every box lies inside the x range, and no two boxes of one row overlap (by the builder's
+    own size model, which tests/site measure in the browser)."""
+    placed = []
+    for a in layout["annotations"]:
+        if a.get("showarrow"):
+            continue
+        width, height = sa._box_size(a["text"])
+        left, right = a["x"] - width / 2, a["x"] + width / 2
+        assert 0 <= left and right <= design_px, (left, right)
+        placed.append((left, right, a["y"], a["y"] + height))
+    for i, (l0, r0, t0, b0) in enumerate(placed):
+        for l1, r1, t1, b1 in placed[i + 1:]:
+            assert r0 <= l1 or r1 <= l0 or b0 <= t1 or b1 <= t0, "two boxes overlap"
+    assert layout["yaxis"]["range"][0] >= max(b for *_, b in placed)
+
+
+def test_the_query_path_has_a_one_column_layout_for_phones():
+    fig = figures.query_path_figure(X, W_Q, W_K, W_V, TOKENS, LOVE)
+    wide = fig.to_plotly_json()["layout"]
+    narrow = fig.layout.meta["narrow_layout"]
+    assert len(boxes(narrow)) == len(boxes(wide)) == 5 and boxes(narrow) == boxes(wide)
+    assert len(arrows(narrow)) == len(arrows(wide)) == 4
+    assert len({a["x"] for a in narrow["annotations"] if not a.get("showarrow")}) == 1  # one column
+    assert narrow["height"] > wide["height"]
+    _row_fits(wide, sa.WIDE_DESIGN_PX)
+    _row_fits(narrow, sa.NARROW_DESIGN_PX)
+    assert sa.NARROW_DESIGN_PX <= 340  # a 390 px phone leaves a figure about 340 px
+    assert fig.layout.title.text == "One query's path through self-attention: “love”"
+
+
+@pytest.mark.parametrize("query", [0, LOVE, 4])
+def test_the_multi_head_figure_draws_the_numbers_of_torch_multihead_attention(query):
+    params = attention.AttentionParams.random(4, seed=4)
+    fig = figures.multi_head_figure(X, params, 2, TOKENS, query)
+    layout = fig.to_plotly_json()["layout"]
+    project, head0, head1, merge, output = boxes(layout)
+    layer = params.to_torch_multihead(n_heads=2)  # float64, batch_first
+    x = torch.from_numpy(X)[None]
+    with torch.no_grad():
+        torch_output, torch_weights = layer(x, x, x, need_weights=True, average_attn_weights=False)
+    q = X @ params.W_q + params.b_q
+    close(numbers(project), q[query])
+    for h, box in enumerate([head0, head1]):
+        drawn = numbers(box)
+        close(drawn[:2], q[query, 2 * h:2 * h + 2])
+        close(drawn[2:7], torch_weights[0, h, query].numpy())
+    concatenated = np.concatenate([numbers(head0)[-2:], numbers(head1)[-2:]])
+    close(numbers(merge), concatenated)
+    close(numbers(output)[-4:], torch_output[0, query].numpy())
+    assert len(arrows(layout)) == 2 + 2 + 1  # split into both heads, both into the merge, then W_o
+    _row_fits(layout, sa.NARROW_DESIGN_PX)
+
+
+def test_the_numbers_helpers_agree_with_the_package():
+    params = attention.AttentionParams.random(4, seed=1)
+    output, weights = attention.multi_head_attention(X[None], params, 2)
+    n = figures.multi_head_numbers(X, params, 2, LOVE)
+    np.testing.assert_allclose(n["output"], output[0, LOVE], atol=1e-12)
+    np.testing.assert_allclose(n["weights"], weights[0, :, LOVE], atol=1e-12)
+    p = figures.query_path_numbers(X, W_Q, W_K, W_V[:, :3], LOVE)  # d_v = 3 != d_k
+    out, w = attention.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V[:, :3])
+    np.testing.assert_allclose(p["output"], out[LOVE], atol=1e-12)
+    np.testing.assert_allclose(p["weights"], w[LOVE], atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: figures.query_path_figure(X[0], W_Q, W_K, W_V, TOKENS, 2), r"x to be a finite 2-D array"),
+        (lambda: figures.query_path_figure(X, W_Q[:3], W_K, W_V, TOKENS, 2), r"expected W_Q \(D=4, d_k\)"),
+        (lambda: figures.query_path_figure(X, W_Q, W_K[:, :3], W_V, TOKENS, 2), r"W_K \(D=4, d_k\)"),
+        (lambda: figures.query_path_figure(X, W_Q, W_K, W_V, TOKENS[:4], 2), r"one token per row of x, 5"),
+        (lambda: figures.query_path_figure(X, W_Q, W_K, W_V, TOKENS, 5), r"token index in 0 \.\. 4, got 5"),
+        (lambda: figures.query_path_figure(X, W_Q, W_K, W_V, TOKENS, True), r"token index"),
+        (lambda: figures.query_path_figure(X, W_Q, W_K, W_V, ["x" * 9] * 5, 0), r"1 to 8 characters"),
+        (lambda: figures.query_path_figure(np.ones((5, 8)), *np.ones((3, 8, 8)), TOKENS, 0), r"at most 5 numbers"),
+        (lambda: figures.query_path_figure(X * np.nan, W_Q, W_K, W_V, TOKENS, 0), r"finite"),
+        (lambda: figures.multi_head_figure(X, attention.AttentionParams.random(4), 3, TOKENS, 0), r"dividing D=4"),
+        (lambda: figures.multi_head_figure(X, attention.AttentionParams.random(6), 2, TOKENS, 0), r"d_model D=4"),
+        (lambda: figures.multi_head_figure(X, {"W_q": 1}, 2, TOKENS, 0), r"an AttentionParams"),
+        (lambda: figures.multi_head_figure(X, attention.AttentionParams.random(4), 4, TOKENS, 0), r"at most 3 heads"),
+    ],
+)
+def test_bad_inputs_get_clear_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
