@@ -217,6 +217,17 @@ def test_bibliography_entries_are_list_items_of_their_list():
     assert context["body"] == '<div role="list" class="citation-list"><div class="citation" role="listitem">x</div></div>'
 
 
+def test_folded_cells_are_named_by_the_label_they_show():
+    """myst-nb's summary of a folded cell, as myst-nb 1.x writes it, loses its aria-label "Toggle hidden
+    content", so that its name is its visible "Show code cell source" (axe: label-content-name-mismatch)."""
+    summary = ('<details class="admonition hide above-input">\n<summary aria-label="Toggle hidden content">\n'
+               '<p class="collapsed admonition-title">Show code cell source</p>\n')
+    context = {"body": summary * 2}
+    book._name_folded_blocks_by_their_label(None, "book/status", "page.html", context, None)
+    assert "aria-label" not in context["body"] and context["body"].count("<summary>") == 2
+    assert "Show code cell source" in context["body"]
+
+
 def test_glossary_terms_are_the_unindented_lines_of_the_glossary_block():
     text = "# Glossary\n\n```{glossary}\n:sorted:\n\nsoftmax\n  Turns scores into weights.\n\npadding mask\n  Hides pads.\n```\n"
     assert book.glossary_terms(text) == ["softmax", "padding mask"]

@@ -26,6 +26,8 @@ import pytest
 from tests.test_book_pages import SOURCES, glossary_terms, outside_code_blocks, prose
 
 TEMPLATE_LABELS = {"what you will learn", "exercises", "key takeaways"}
+# The steps of an exercise that teaches ("**Predict** ..., **Write** ..., **Measure** ..."), in any lesson.
+EXERCISE_STEPS = {"predict", "write", "run", "change", "measure"}
 
 # Words bolded for stress, not terms: {lesson number: phrases, lower-cased}.
 EMPHASIS = {
@@ -73,7 +75,7 @@ def unexplained_bold(markdown: str, lesson: str, terms: set[str]) -> list[str]:
         if "{term}`" in phrase or phrase.endswith((":", "?", ".")):
             continue
         lowered = phrase.casefold()
-        if lowered in TEMPLATE_LABELS or lowered in EMPHASIS.get(lesson, set()):
+        if lowered in TEMPLATE_LABELS | EXERCISE_STEPS or lowered in EMPHASIS.get(lesson, set()):
             continue
         if not names_a_term(phrase, terms):
             unexplained.append(phrase)

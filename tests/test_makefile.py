@@ -89,13 +89,13 @@ def test_the_lock_check_reads_pins_and_ignores_local_version_labels():
 
 
 def test_the_conda_instructions_take_every_step_of_make_install():
-    """The README's conda steps and environment.yml's header: without fetch-assets, a conda build
-    stopped with 'expected the partial plotly.js bundle'."""
+    """The instructor guide's conda steps and environment.yml's header: without fetch-assets, a conda
+    build stopped with 'expected the partial plotly.js bundle'."""
     makefile = (REPO / "Makefile").read_text()
     install_rule = makefile.split("$(STAMP): requirements.lock pyproject.toml", 1)[1].split("\ninstall:", 1)[0]
     assert "-m course_utils.book fetch-assets" in install_rule and "-e ." in install_rule
-    readme = (REPO / "README.md").read_text()
-    [conda] = [part for part in readme.split("\n- ") if part.startswith("**Conda**")]
+    guide = (REPO / "book" / "instructor_guide.md").read_text()
+    [conda] = [part for part in guide.split("\n- ") if part.startswith("**Conda**")]
     header = (REPO / "environment.yml").read_text().split("\nname:", 1)[0]
     for text in (conda, header):
         assert "conda env create -f environment.yml" in text and "conda activate attention-course" in text
@@ -103,8 +103,9 @@ def test_the_conda_instructions_take_every_step_of_make_install():
         assert "python -m course_utils.book fetch-assets" in text
 
 
-def test_the_readme_and_the_guide_say_what_a_plain_jupyter_book_build_needs():
-    for text in ((REPO / "README.md").read_text(), (REPO / "book" / "instructor_guide.md").read_text()):
+def test_the_guide_says_what_a_plain_jupyter_book_build_needs_and_the_readme_points_to_it():
+    assert "(book/instructor_guide.md)" in (REPO / "README.md").read_text()
+    for text in ((REPO / "book" / "instructor_guide.md").read_text(),):
         section = re.search(r"(?i)without make", text)
         assert section, "no section on building without make"
         plain = text[section.start():section.start() + 2000]

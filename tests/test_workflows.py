@@ -119,7 +119,7 @@ def branch_gate(config_text: str, ref_name: str, tmp_path: Path) -> str:
 
 
 def test_deploy_publishes_from_the_branch_that_config_names(tmp_path):
-    """A fork publishing from its own branch (the README's example) set in _config.yml deploys from
+    """A fork publishing from its own branch (the instructor guide's example) set in _config.yml deploys from
     it; the workflow used to deploy on a push to main only."""
     spec = load("deploy.yml")
     assert "branches" not in (spec["on"]["push"] or {}), "the branch is _config.yml's, not the workflow's"

@@ -12,7 +12,12 @@ Listed in ``_config.yml`` under ``sphinx.extra_extensions``. It
   draws each figure fitted to its width (:func:`course_utils.rendering.site_figure_html`);
 - serves MathJax from the site itself (MathJax 3, bundled with ``sphinx-mathjax-offline``),
   loaded on the pages that hold a formula and only those;
-- adds the course's small stylesheet (``_static/course.css``);
+- adds the course's small stylesheet (``_static/course.css``), and ``_static/course-controls.js``,
+  which makes the theme's sidebar toggles open the site navigation and the page's contents on a
+  phone or a tablet and names the colour-mode button by the mode it shows (each fix a no-op once
+  the theme does it itself);
+- names each folded cell's ``<summary>`` by the label it shows ("Show code cell source"), not
+  myst-nb's "Toggle hidden content" (:func:`_name_folded_blocks_by_their_label`);
 - loads each script once per page (sphinx-thebe's configuration is registered twice);
 - offers each lesson's committed ``.ipynb``, outputs included, in the theme's download menu, next
   to its ``.md`` source, and the whole book's PDF once ``make pdf`` has written it;
@@ -69,6 +74,7 @@ PLOTLY_BUNDLE_TRACES = (
 )
 FIGURES_JS = "course-figures.js"
 SEARCH_JS = "course-search.js"
+CONTROLS_JS = "course-controls.js"
 NPM_REGISTRY = "https://registry.npmjs.org"
 MATHJAX_DIR = "mathjax"
 # MathJax 3: TeX in, SVG out (glyphs are drawn as paths, so no web fonts are fetched). Kept:
@@ -247,6 +253,18 @@ def _list_citations_as_list_items(app, pagename, templatename, context, doctree)
     # deprecated role that screen readers do not take for list items (axe: aria-required-children).
     if "doc-biblioentry" in context.get("body", ""):
         context["body"] = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
+
+
+FOLDED_BLOCK_SUMMARY = '<summary aria-label="Toggle hidden content">'
+
+
+def _name_folded_blocks_by_their_label(app, pagename, templatename, context, doctree) -> None:
+    # myst-nb names every folded cell (hide-input, hide-output, hide-cell) "Toggle hidden content",
+    # whose visible label is "Show code cell source": a control's accessible name must contain the
+    # label it shows (WCAG 2.5.3; axe: label-content-name-mismatch). Without the aria-label the name
+    # is the label shown, "Show ..." or "Hide ...", and <details> tells whether it is open.
+    if FOLDED_BLOCK_SUMMARY in context.get("body", ""):
+        context["body"] = context["body"].replace(FOLDED_BLOCK_SUMMARY, "<summary>")
 
 
 def _load_each_script_once(app, pagename, templatename, context, doctree) -> None:
@@ -548,6 +566,7 @@ def _refuse_failed_lessons(app, env) -> None:
 
 def setup(app):
     app.add_css_file("course.css")
+    app.add_js_file(CONTROLS_JS, defer="defer")
     app.connect("config-inited", _prepare_lesson_execution)
     app.connect("builder-inited", _fail_at_once_without_the_plotly_bundle)
     app.connect("env-get-outdated", _reread_failed_lessons)
@@ -559,6 +578,7 @@ def setup(app):
     app.connect("html-page-context", _add_plotly_where_needed)
     app.connect("html-page-context", _mathjax_only_where_there_is_math, priority=900)
     app.connect("html-page-context", _list_citations_as_list_items)
+    app.connect("html-page-context", _name_folded_blocks_by_their_label)
     app.connect("html-page-context", _tune_search)
     app.connect("html-page-context", _load_each_script_once, priority=900)
     app.connect("html-page-context", _colab_only_where_a_notebook_exists, priority=600)

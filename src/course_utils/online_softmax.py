@@ -2,11 +2,12 @@
 
 Lesson 04's attention computes every score ``(T_q, T_k)`` at once, then the softmax, then the
 weighted sum of the values: its memory grows as ``T^2``. The online softmax (Milakov & Gimelshein,
-2018) reads the keys block by block and keeps, for each query, three running quantities: the
-largest score seen so far ``m``, the sum of ``exp(score - m)`` so far ``l``, and the weighted sum of
-the values so far ``acc``. When a block brings a larger maximum, what was summed is rescaled by
-``exp(m_old - m_new)``; at the end ``acc / l`` is exactly ``softmax(scores) @ V``. FlashAttention
-(Dao et al., 2022) is this loop, in tiles that fit a GPU's fast memory.
+2018) computes a softmax's normaliser in one pass, with a running maximum ``m`` and a running sum
+``l`` of ``exp(score - m)``. Rabe & Staats (2021) and FlashAttention (Dao et al., 2022, section 3.1)
+carry it to attention: reading the keys block by block, they also keep, for each query, the
+weighted sum of the values so far ``acc``. When a block brings a larger maximum, what was summed is
+rescaled by ``exp(m_old - m_new)``; at the end ``acc / l`` is exactly ``softmax(scores) @ V``.
+FlashAttention runs this loop in tiles that fit a GPU's fast memory.
 
 :func:`blocked_attention` is the loop; :func:`peak_memory_bytes` measures the peak memory that torch
 allocates while a function runs (torch's profiler, on the CPU), the measure of lesson 09's figure.
@@ -88,10 +89,12 @@ def _quiet_stderr():
 def peak_memory_bytes(fn: Callable[..., Any], *args: Any) -> int:
     """The peak of the memory torch allocates on the CPU while ``fn(*args)`` runs, in bytes.
 
-    Measured with ``torch.profiler`` (``profile_memory=True``): every allocation and release of the
-    call, in the order they happened, summed as they come; the largest running total is the peak.
-    It counts the tensors torch allocates during the call (the inputs, allocated before, are not
-    counted; the output is), not Python objects or numpy arrays. Runs on one thread, so that the
+    Measured with ``torch.profiler`` (``profile_memory=True``): each operator's own net allocation
+    (what it allocated less what it freed, its sub-operators' left to them), summed in the order the
+    operators ran; the largest running total is the peak. So a buffer that one operator allocates
+    and frees inside itself (a fused kernel's workspace) is not seen: for such an operator the
+    result is a lower bound. It counts the tensors torch allocates during the call (the inputs,
+    allocated before, are not counted; the output is), not Python objects or numpy arrays. Runs on one thread, so that the
     number does not depend on the machine's cores (kernels allocate per-thread buffers).
     """
     from torch.profiler import ProfilerActivity, profile

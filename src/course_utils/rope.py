@@ -6,9 +6,12 @@ width ``d`` turn by ``position * theta_i``, with ``theta_i = base ** (-2 i / d)`
 of lesson 03's sinusoids. A rotation by ``m theta`` of the query and by ``n theta`` of the key leaves
 their dot product depending on ``n - m`` only: attention sees *relative* positions.
 
-The layout is Hugging Face's (``rotate_half``): coordinate ``i`` is paired with ``i + d/2``, not with
-``i + 1`` (the interleaved layout of the paper and of GPT-J). Both are rotations; they differ by a
-permutation of the coordinates, so weights trained for one do not work with the other.
+The layout is Hugging Face's (``rotate_half``): coordinate ``i`` is paired with ``i + d/2``, not
+``2i`` with ``2i + 1`` (the interleaved layout of the paper, of GPT-J and of Meta's own Llama code,
+``llama/model.py``, which turns each pair as one complex number with ``torch.view_as_complex``). Both
+are rotations; they differ by an order of each head's coordinates, so weights trained for one work
+with the other only once reordered: Hugging Face's ``convert_llama_weights_to_hf.py`` permutes the
+rows of Meta's ``W_Q`` and ``W_K`` (its ``permute``) so that the half-split rotation gives Meta's.
 
 Axis names: ``T`` tokens, ``d`` the width of one head (even), ``...`` any leading axes (batch, heads).
 Every function takes numpy or torch and returns the kind it was given (numpy computed in float64).

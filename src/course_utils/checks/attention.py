@@ -1,16 +1,18 @@
-"""Checkers of lessons 04 and 05: softmax, scaled dot-product attention (with masks), the entropy of
-the weights with and without the 1/sqrt(d_k) scale (lesson 04).
+"""Checkers of lesson 04: softmax, scaled dot-product attention (with or without a mask), the
+entropy of the weights with and without the 1/sqrt(d_k) scale.
 
 The references are :mod:`course_utils.attention`. Results may be numpy arrays or torch tensors,
 in float32 or float64: they are compared by value (a list is refused by the engine,
 :func:`course_utils.checks.engine.kind_problem`).
 
-**Attention with a mask** (the lesson 05 exercise "apply a mask inside attention") is checked by
-the same :func:`check_scaled_dot_product_attention`: it runs the masked cases whenever the learner's
-function takes a fourth argument ``mask``. A lesson 04 version ``fn(queries, keys, values)`` is
-checked on the unmasked cases only; the lesson 05 version ``fn(queries, keys, values, mask=None)``
-on all of them. Masking with ``-inf``, with ``finfo(dtype).min`` or with ``-1e9`` are all correct
-(no case has a query row whose keys are all blocked, where ``-inf`` gives ``nan``).
+**Attention with a mask** is checked by the same :func:`check_scaled_dot_product_attention`: it
+runs the masked cases whenever the learner's function takes a fourth argument ``mask``. A lesson 04
+version ``fn(queries, keys, values)`` is checked on the unmasked cases only; a version
+``fn(queries, keys, values, mask=None)`` (a learner who adds lesson 05's mask to lesson 04's
+function) on all of them. Lesson 05's own exercise is the masked softmax, with rows that allow no
+key: :func:`course_utils.checks.masking.check_safe_masked_softmax`. Masking with ``-inf``, with
+``finfo(dtype).min`` or with ``-1e9`` are all correct here (no case has a query row whose keys are
+all blocked, where ``-inf`` gives ``nan``).
 
 The checkers of ``split_heads`` and ``merge_heads`` are in :mod:`course_utils.checks.multi_head`.
 """

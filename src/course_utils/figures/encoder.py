@@ -116,7 +116,8 @@ def block_figure(config: EncoderConfig, *, title: str = BLOCK_TITLE) -> go.Figur
     if not isinstance(config, EncoderConfig):
         raise TypeError(f"expected an EncoderConfig, got {type(config).__name__}")
     D, H, Fd = config.dim, config.n_heads, config.hidden_dim
-    stream, branch = plots.color(0), "#555555"
+    # the branches' grey keeps 3:1 against a white page and against the site's dark background
+    stream, branch = plots.color(0), "#888888"
     sx, bx0, bx1 = 2.0, 4.6, 9.8  # the stream's x; a sub-layer box's left and right edges
     bmid = (bx0 + bx1) / 2
     fig = go.Figure()
@@ -139,7 +140,7 @@ def block_figure(config: EncoderConfig, *, title: str = BLOCK_TITLE) -> go.Figur
         _box(fig, sx - 1.7, sx + 1.7, norm_y, "LayerNorm", stream, height=0.6)
         fig.add_annotation(x=sx + 1.9, y=norm_y, text=f"add & norm: (T, {D})", showarrow=False,
                            xanchor="left", font=dict(size=12))
-    _box(fig, sx - 1.7, sx + 1.7, 11.9, f"x: (T, {D})", "black", height=0.6)
+    _box(fig, sx - 1.7, sx + 1.7, 11.9, f"x: (T, {D})", stream, height=0.6)
     fig.add_annotation(x=sx + 1.9, y=11.9, text="one vector per token", showarrow=False, xanchor="left",
                        font=dict(size=12))
     fig.add_annotation(x=sx, y=0.45, text=f"output (T, {D}): the next block's x", showarrow=False,
