@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import nbformat
 import pytest
 
@@ -123,3 +125,20 @@ def test_the_handout_runs_up_to_its_first_exercise(written, lesson):
     checker = notebook.cells[-1]
     said = "".join(o.get("text", "") for o in checker.outputs)
     assert "not attempted yet" in said, f"{lesson}: the first checker, run on the stub, said {said!r}"
+
+
+GOING_FURTHER = re.compile(r"^`{3,}\{admonition\} (Going further[^\n]*)", re.MULTILINE)
+
+
+def test_every_going_further_block_of_the_lessons_stays_in_its_handout(written):
+    """A lesson's folded "Going further" blocks are optional reading, not answers: the handout
+    keeps each one (and, as the test above shows, drops every solution)."""
+    kept = 0
+    for lesson in LESSONS:
+        original = nbformat.read(handouts.LESSONS_DIR / f"{lesson}.ipynb", as_version=4)
+        titles = GOING_FURTHER.findall("\n".join(c.source for c in original.cells if c.cell_type == "markdown"))
+        text = _text(nbformat.read(written[lesson], as_version=4))
+        missing = [title for title in titles if title not in text]
+        assert not missing, f"{lesson}: the handout dropped its going-further blocks {missing}"
+        kept += len(titles)
+    assert kept >= 5, f"expected the lessons to fold their optional material in 'Going further' blocks, found {kept}"
