@@ -244,7 +244,8 @@ def _screenshots(tab, folder: Path, page: str, *, figures: bool = True) -> None:
     if figures:  # the theme's sticky header would cover the top of a figure scrolled into view
         tab.add_style_tag(content=".bd-header, .skip-link, .bd-header-article { visibility: hidden !important; }")
         for n, div in enumerate(tab.locator("div.plotly-graph-div").all(), start=1):
-            div.screenshot(path=str(folder / f"{stem}-figure-{n}.png"))
+            if div.is_visible():  # a figure folded in a closed "Going further" block is not on the page
+                div.screenshot(path=str(folder / f"{stem}-figure-{n}.png"))
 
 
 def impacts(violations: list[dict]) -> dict[str, int]:
