@@ -90,6 +90,11 @@ POSITIVE, NEGATIVE = 1, 0
 LABEL_NAMES = ("negative", "positive")
 TAGS = ("DET", "ADJ", "NOUN", "PRON", "VERB", "AUX", "NEG", "ADV", "REL", "CONJ", "PREP", "PUNCT")
 
+# The share of un-negated predicates that join two sentiment words: "is kind and calm", "loves but fears".
+COORDINATION = 0.3
+# The share of a clause's other sentiment words (an adjective in a noun phrase, an adverb, an opinion
+# verb in a relative clause) whose polarity agrees with its predicate's word, as in coherent text.
+COHERENCE = 0.8
 # Evaluative adjectives: (stem, polarity, takes un-). Forms: stem, un+stem, stem+ly, stem+ness.
 _ADJECTIVES = (
     ("happy", +1, True), ("kind", +1, True), ("friendly", +1, True), ("lucky", +1, True),
@@ -325,8 +330,7 @@ class Grammar:
         b.add("DET", self._pick(determiners))
         if self._chance(0.3):  # an adjective inside the subject: sentiment words, no sentiment
             if self._chance(0.6):
-                stem, _, takes_un = self._pick(_ADJECTIVES, zipf=False)
-                b.add("ADJ", ("un" + stem) if takes_un and self._chance(0.3) else stem)
+                self.adjective(b, self._coherent(), un=0.3)
             else:
                 b.add("ADJ", self._pick(_NEUTRAL_ADJECTIVES))
         head = len(b.words)
@@ -356,7 +360,7 @@ class Grammar:
     def action_verb(self, b: _Builder, number: str, tense: str) -> None:
         verb = self._pick(_ACTION_VERBS)
         if self._chance(0.15):
-            b.add("ADV", adverb(self._pick(_ADJECTIVES, zipf=False)[0]))
+            b.add("ADV", adverb(self._stem(self._coherent())[0]))
         if tense == "past":
             b.add("VERB", past(verb))
         else:
@@ -381,6 +385,7 @@ class Grammar:
 
     def clause(self, b: _Builder, antecedent: tuple[int, str] | None = None) -> tuple[int, tuple[int, str]]:
         """Append ``subject predicate``; return (polarity +1/-1, (subject index, number))."""
+        self.mood = 1 if self._chance(0.5) else -1  # the polarity of the predicate's word
         subject = self.subject(b, antecedent)
         number = subject[1]
         tense = self._pick(("present", "past"), zipf=False)
@@ -392,28 +397,78 @@ class Grammar:
         b.negated.append(negated)
         return polarity, subject
 
+    def _coherent(self) -> int | None:
+        """The clause's mood with probability :data:`COHERENCE`, else None (any polarity)."""
+        return self.mood if self._chance(COHERENCE) else None
+
+    def _stem(self, polarity: int | None):
+        """An evaluative adjective ``(stem, polarity, takes_un)`` of ``polarity`` (None: any)."""
+        while True:
+            entry = self._pick(_ADJECTIVES, zipf=False)
+            if polarity in (None, entry[1]):
+                return entry
+
+    def adjective(self, b: _Builder, polarity: int | None = None, un: float = 0.4) -> int:
+        """Append an evaluative adjective (``happy``, ``unkind``: un- flips it) of ``polarity`` (None:
+        any); return its polarity."""
+        while True:
+            stem, stem_polarity, takes_un = self._pick(_ADJECTIVES, zipf=False)
+            flip = takes_un and self._chance(un)
+            form_polarity = -stem_polarity if flip else stem_polarity
+            if polarity in (None, form_polarity):
+                b.add("ADJ", ("un" + stem) if flip else stem)
+                return form_polarity
+
     def copula_predicate(self, b: _Builder, number: str, tense: str, negated: bool) -> int:
-        """``is (not|never) happy`` / ``was unkind`` / ``are full of kindness``."""
-        stem, polarity, takes_un = self._pick(_ADJECTIVES, zipf=False)
+        """``is (not|never) happy`` / ``was unkind`` / ``are full of kindness`` / ``is kind and calm`` /
+        ``was gentle but lazy``."""
         b.add("AUX", _BE[(number, tense)])
         if negated:
             b.add("NEG", self._pick(("not", "never"), zipf=False))
         elif self._chance(0.2):
             b.add("ADV", self._pick(("very", "really", "always", "quite")))
         if self._chance(0.15):
+            stem, polarity, _ = self._stem(self.mood)
             b.add("ADJ", "full")
             b.add("PREP", "of")
             b.add("NOUN", noun_of_quality(stem))
-        elif takes_un and self._chance(0.4):
-            b.add("ADJ", "un" + stem)
-            polarity = -polarity
+        elif not negated and self._chance(COORDINATION):
+            return self._coordinated(b, self.adjective, "ADJ")
         else:
-            b.add("ADJ", stem)
+            polarity = self.adjective(b, self.mood)
         return -polarity if negated else polarity
 
+    def _coordinated(self, b: _Builder, word, tag: str) -> int:
+        """``X and Y`` (two words of one polarity) or ``X but Y`` (opposite ones: Y decides), each word
+        appended by ``word(builder) -> polarity``; return the polarity of the pair. As in real text
+        (Hatzivassiloglou & McKeown 1997), *and* joins words of one polarity and *but* words of
+        opposite ones, so a word's company reveals its polarity to a reader who never saw it labelled."""
+        conjunction = "but" if self._chance(0.4) else "and"
+        first = word(b, -self.mood if conjunction == "but" else self.mood)
+        b.add("CONJ", conjunction)
+        while True:
+            trial = _Builder()
+            second = word(trial, self.mood)
+            if trial.words[0] != b.words[-2]:
+                b.add(tag, *trial.words)
+                return second
+
+    def _verb(self, polarity: int | None):
+        """An opinion verb ``(verb, polarity)`` of ``polarity`` (None: any)."""
+        while True:
+            entry = self._pick(_OPINION_VERBS, zipf=False)
+            if polarity in (None, entry[1]):
+                return entry
+
     def opinion_predicate(self, b: _Builder, number: str, tense: str, negated: bool, *, things: bool = False) -> int:
-        """``loves the songs`` / ``does not like NLP`` / ``never hated the dogs`` / ``is enjoying math``."""
-        verb, polarity = self._pick(_OPINION_VERBS, zipf=False)
+        """``loves the songs`` / ``does not like NLP`` / ``never hated the dogs`` / ``is enjoying math`` /
+        ``liked but feared the owls``."""
+        def finite(b: _Builder, wanted: int | None = None) -> int:  # "loves", "love" or "loved": agrees with the subject
+            verb, polarity = self._verb(wanted)
+            b.add("VERB", past(verb) if tense == "past" else (third_person(verb) if number == "sg" else verb))
+            return polarity
+
+        verb, polarity = self._verb(self._coherent() if things else self.mood)
         progressive = self._chance(0.15)
         if progressive:
             b.add("AUX", _BE[(number, tense)])
@@ -427,6 +482,8 @@ class Grammar:
             b.add("AUX", "did" if tense == "past" else _DO[(number, "present")])
             b.add("NEG", "not")
             b.add("VERB", verb)
+        elif self._chance(COORDINATION):
+            polarity = self._coordinated(b, finite, "VERB")
         else:
             b.add("VERB", past(verb) if tense == "past" else (third_person(verb) if number == "sg" else verb))
         # the object: a topic, a thing, or a creature
@@ -510,24 +567,43 @@ def _held_out(split: str, n: int) -> tuple[Sentence, ...]:
 # decide most labels and composition a minority. The grammar negates 45% of clauses and joins 45% of
 # sentences with "but", which makes its labels a parity of word and negation (each alone predicts
 # 55%); the task keeps each sentence with the probability of its kind, so that negation decides
-# about one label in six. Pre-training reads the whole corpus and no labels, so it is unchanged.
+# about one label in six. Its labelled sentences (the training split) are those without a held-out
+# word (:func:`held_out_words`); the test set holds every slice. Pre-training reads the whole corpus.
 KINDS = ("lexical", "relative clause", "but", "negation")
 TASK_KEEP = {"lexical": 1.0, "relative clause": 1.0, "but": 0.35, "negation": 0.15}
 TASK_SEED = 3
-# Held-out sentences the task draws from, so that its validation and test sets keep about 2,000 each.
-TASK_POOL = {"validation": 4_400, "test": 4_400}
+# Held-out sentences the task draws from: validation keeps about 2,000, test about 2,600, so that
+# its unseen slice holds over 600.
+TASK_POOL = {"validation": 4_400, "test": 6_000}
 
 
 @functools.lru_cache(maxsize=None)
-def sentiment_task(split: str = "train") -> tuple[Sentence, ...]:
-    """The sentiment task's labelled sentences of ``split``: each sentence of the corpus (or, for
-    ``"validation"`` and ``"test"``, of a held-out pool twice their size) kept with the probability
-    :data:`TASK_KEEP` gives its :attr:`Sentence.kind`, by a seeded draw (:data:`TASK_SEED`)."""
+def _task_draw(split: str) -> tuple[Sentence, ...]:
+    """Each sentence of ``split`` (of a held-out pool of :data:`TASK_POOL` sentences for validation and
+    test) kept with the probability :data:`TASK_KEEP` gives its kind, by a seeded draw (:data:`TASK_SEED`)."""
     if split not in SPLIT_SEEDS:
         raise ValueError(f"expected split to be one of {sorted(SPLIT_SEEDS)}, got {split!r}")
     pool = corpus("train") if split == "train" else _held_out(split, TASK_POOL[split])
     draws = np.random.default_rng([TASK_SEED, SPLIT_SEEDS[split]]).random(len(pool))
     return tuple(s for s, u in zip(pool, draws) if u < TASK_KEEP[s.kind])
+
+
+@functools.lru_cache(maxsize=None)
+def sentiment_task(split: str = "train") -> tuple[Sentence, ...]:
+    """The sentiment task's labelled sentences of ``split``.
+
+    ``"train"``: the labelled pool, the training split's sentences without a held-out word, each
+    kept with the probability of its :attr:`Sentence.kind` (:data:`TASK_KEEP`). ``"validation"`` and
+    ``"test"``: the same draw from their held-out pools, every slice (:func:`slice_of`) included."""
+    drawn = _task_draw(split)
+    return tuple(s for s in drawn if slice_of(s) == "seen") if split == "train" else drawn
+
+
+@functools.lru_cache(maxsize=None)
+def unlabelled_task_text() -> tuple[Sentence, ...]:
+    """The task's sentences of the training split that hold a held-out word: text a model may read
+    (the few-label experiment's teacher labels it), never a gold label."""
+    return tuple(s for s in _task_draw("train") if slice_of(s) != "seen")
 
 
 def vocabulary() -> tuple[str, ...]:
@@ -542,3 +618,54 @@ def vocabulary() -> tuple[str, ...]:
     for stem, _, takes_un in _ADJECTIVES:
         forms |= {stem, adverb(stem), noun_of_quality(stem)} | ({"un" + stem} if takes_un else set())
     return tuple(sorted(forms))
+
+
+# Held-out sentiment words: they never occur in the task's labelled sentences, only in the unlabelled
+# corpus, where the words they are joined with by "and" and "but" reveal their polarity. What a
+# model knows of them it learned in pre-training, as a real pre-trained model knows words its
+# fine-tuning data never showed it. Each family is held out whole (stem, un-, -ly, -ness; every
+# verb form), about two in five of each polarity.
+HELD_OUT_ADJECTIVES = ("kind", "lucky", "tidy", "honest", "helpful", "gentle", "brave", "calm", "polite",
+                       "rude", "lazy", "cruel", "gloomy", "greedy", "clumsy", "jealous", "noisy", "timid")
+HELD_OUT_VERBS = ("admire", "cherish", "trust", "welcome", "dread", "despise", "mock", "scold", "resent")
+SLICES = ("seen", "mixed", "unseen")
+
+
+def _adjective_forms(stem: str, takes_un: bool) -> set[str]:
+    return {stem, adverb(stem), noun_of_quality(stem)} | ({"un" + stem} if takes_un else set())
+
+
+def _verb_forms(verb: str) -> set[str]:
+    return {verb, third_person(verb), past(verb), present_participle(verb)}
+
+
+@functools.lru_cache(maxsize=None)
+def sentiment_words() -> frozenset[str]:
+    """Every form of every evaluative adjective and opinion verb: the words that carry sentiment."""
+    forms = set()
+    for stem, _, takes_un in _ADJECTIVES:
+        forms |= _adjective_forms(stem, takes_un)
+    for verb, _ in _OPINION_VERBS:
+        forms |= _verb_forms(verb)
+    return frozenset(forms)
+
+
+@functools.lru_cache(maxsize=None)
+def held_out_words() -> frozenset[str]:
+    """Every form of the held-out sentiment words (:data:`HELD_OUT_ADJECTIVES`, :data:`HELD_OUT_VERBS`)."""
+    takes_un = {stem: un for stem, _, un in _ADJECTIVES}
+    forms = set()
+    for stem in HELD_OUT_ADJECTIVES:
+        forms |= _adjective_forms(stem, takes_un[stem])
+    for verb in HELD_OUT_VERBS:
+        forms |= _verb_forms(verb)
+    return frozenset(forms)
+
+
+def slice_of(sentence: Sentence) -> str:
+    """``"seen"`` when every sentiment word of ``sentence`` occurs in the labelled sentences, ``"unseen"``
+    when none does (all are held out), ``"mixed"`` otherwise: one of :data:`SLICES`."""
+    if not isinstance(sentence, Sentence):
+        raise TypeError(f"expected a Sentence of the course corpus, got {type(sentence).__name__}")
+    held = [word in held_out_words() for word in sentence.words if word in sentiment_words()]
+    return "unseen" if all(held) else "seen" if not any(held) else "mixed"
