@@ -95,6 +95,17 @@ COORDINATION = 0.3
 # The share of a clause's other sentiment words (an adjective in a noun phrase, an adverb, an opinion
 # verb in a relative clause) whose polarity agrees with its predicate's word, as in coherent text.
 COHERENCE = 0.8
+# How often a noun phrase takes an adjective, how often that adjective is evaluative, and how often an
+# action verb takes an adverb: the density of the words that coherence makes agree.
+NP_ADJECTIVE = 0.3
+NP_EVALUATIVE = 0.6
+ACTION_ADVERB = 0.15
+# The share of coordinated pairs whose one word is a paradigm word of its polarity ("kind and good",
+# "good but lazy", "loved but feared"): real text's sentiment words keep company with "good" and "bad"
+# (Turney & Littman 2003 read a word's orientation from that company).
+ANCHOR = 0.0
+ANCHOR_ADJECTIVES = {+1: "good", -1: "bad"}
+ANCHOR_VERBS = {+1: "love", -1: "hate"}
 # Evaluative adjectives: (stem, polarity, takes un-). Forms: stem, un+stem, stem+ly, stem+ness.
 _ADJECTIVES = (
     ("happy", +1, True), ("kind", +1, True), ("friendly", +1, True), ("lucky", +1, True),
@@ -328,8 +339,8 @@ class Grammar:
         noun = self._pick(self.things if things else self.nouns)
         determiners = ("the", "a", "my", "this", "every") if number == "sg" else ("the", "my", "these", "some")
         b.add("DET", self._pick(determiners))
-        if self._chance(0.3):  # an adjective inside the subject: sentiment words, no sentiment
-            if self._chance(0.6):
+        if self._chance(NP_ADJECTIVE):  # an adjective inside the subject: sentiment words, no sentiment
+            if self._chance(NP_EVALUATIVE):
                 self.adjective(b, self._coherent(), un=0.3)
             else:
                 b.add("ADJ", self._pick(_NEUTRAL_ADJECTIVES))
@@ -359,7 +370,7 @@ class Grammar:
 
     def action_verb(self, b: _Builder, number: str, tense: str) -> None:
         verb = self._pick(_ACTION_VERBS)
-        if self._chance(0.15):
+        if self._chance(ACTION_ADVERB):
             b.add("ADV", adverb(self._stem(self._coherent())[0]))
         if tense == "past":
             b.add("VERB", past(verb))
@@ -433,24 +444,30 @@ class Grammar:
             b.add("PREP", "of")
             b.add("NOUN", noun_of_quality(stem))
         elif not negated and self._chance(COORDINATION):
-            return self._coordinated(b, self.adjective, "ADJ")
+            anchor = lambda b, p: (b.add("ADJ", ANCHOR_ADJECTIVES[p]), p)[1]
+            return self._coordinated(b, self.adjective, "ADJ", anchor)
         else:
             polarity = self.adjective(b, self.mood)
         return -polarity if negated else polarity
 
-    def _coordinated(self, b: _Builder, word, tag: str) -> int:
+    def _coordinated(self, b: _Builder, word, tag: str, anchor=None) -> int:
         """``X and Y`` (two words of one polarity) or ``X but Y`` (opposite ones: Y decides), each word
         appended by ``word(builder) -> polarity``; return the polarity of the pair. As in real text
         (Hatzivassiloglou & McKeown 1997), *and* joins words of one polarity and *but* words of
         opposite ones, so a word's company reveals its polarity to a reader who never saw it labelled."""
         conjunction = "but" if self._chance(0.4) else "and"
-        first = word(b, -self.mood if conjunction == "but" else self.mood)
-        b.add("CONJ", conjunction)
-        while True:
-            trial = _Builder()
-            second = word(trial, self.mood)
-            if trial.words[0] != b.words[-2]:
-                b.add(tag, *trial.words)
+        if anchor is not None and self._chance(ANCHOR):
+            first_word, second_word = (anchor, word) if self._chance(0.5) else (word, anchor)
+        else:
+            first_word = second_word = word
+        while True:  # two different words
+            one, two = _Builder(), _Builder()
+            first_word(one, -self.mood if conjunction == "but" else self.mood)
+            second = second_word(two, self.mood)
+            if one.words != two.words:
+                b.add(tag, *one.words)
+                b.add("CONJ", conjunction)
+                b.add(tag, *two.words)
                 return second
 
     def _verb(self, polarity: int | None):
@@ -463,8 +480,8 @@ class Grammar:
     def opinion_predicate(self, b: _Builder, number: str, tense: str, negated: bool, *, things: bool = False) -> int:
         """``loves the songs`` / ``does not like NLP`` / ``never hated the dogs`` / ``is enjoying math`` /
         ``liked but feared the owls``."""
-        def finite(b: _Builder, wanted: int | None = None) -> int:  # "loves", "love" or "loved": agrees with the subject
-            verb, polarity = self._verb(wanted)
+        def finite(b: _Builder, wanted: int | None = None, anchor: bool = False) -> int:  # "loves", "love" or "loved"
+            verb, polarity = (ANCHOR_VERBS[wanted], wanted) if anchor else self._verb(wanted)
             b.add("VERB", past(verb) if tense == "past" else (third_person(verb) if number == "sg" else verb))
             return polarity
 
@@ -483,7 +500,7 @@ class Grammar:
             b.add("NEG", "not")
             b.add("VERB", verb)
         elif self._chance(COORDINATION):
-            polarity = self._coordinated(b, finite, "VERB")
+            polarity = self._coordinated(b, finite, "VERB", lambda b, p: finite(b, p, anchor=True))
         else:
             b.add("VERB", past(verb) if tense == "past" else (third_person(verb) if number == "sg" else verb))
         # the object: a topic, a thing, or a creature
@@ -609,7 +626,7 @@ def unlabelled_task_text() -> tuple[Sentence, ...]:
 def vocabulary() -> tuple[str, ...]:
     """Every word form the grammar can produce, sorted: the language's dictionary."""
     forms = {"the", "a", "an", "my", "this", "every", "these", "some", "that", "not", "never", "but", "and",
-             "full", "of", "very", "really", "always", "quite", "did", "does", "do", "i", ",", "."}
+             "full", "of", "very", "really", "always", "quite", "did", "does", "do", "i", ",", ".", "good", "bad"}
     forms |= set(_BE.values()) | set(_PRONOUNS.values()) | set(_NEUTRAL_ADJECTIVES) | set(_TOPICS)
     for noun in _NOUNS + _AGENT_NOUNS + _THINGS + made_up_creatures():
         forms |= {noun, plural(noun)}
@@ -642,7 +659,7 @@ def _verb_forms(verb: str) -> set[str]:
 @functools.lru_cache(maxsize=None)
 def sentiment_words() -> frozenset[str]:
     """Every form of every evaluative adjective and opinion verb: the words that carry sentiment."""
-    forms = set()
+    forms = set(ANCHOR_ADJECTIVES.values())
     for stem, _, takes_un in _ADJECTIVES:
         forms |= _adjective_forms(stem, takes_un)
     for verb, _ in _OPINION_VERBS:
