@@ -32,6 +32,7 @@ checkers live in a module of this package named after the lesson's topic; this m
 from .attention import check_scaled_dot_product_attention, check_softmax, check_weights_entropy
 from .distill import check_distillation_loss, check_layer_map
 from .distillation_step import check_distillation_step
+from .start_losses import check_start_losses
 from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm, check_pre_ln_block
 from .engine import (
     Case,
@@ -92,6 +93,7 @@ __all__ = [
     "check_sinusoidal_encoding",
     "check_softmax",
     "check_split_heads",
+    "check_start_losses",
     "check_train_step",
     "check_weights_entropy",
     "close_arrays",
