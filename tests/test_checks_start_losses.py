@@ -14,7 +14,6 @@ import torch
 from torch.nn import functional as F
 
 from course_utils import checks, masking, students
-from tests.checker_cases import rejects as _rejects
 from tests.checker_cases import stub as _stub
 
 PASS = "✓ start_losses: all 3 cases pass.\n"
@@ -142,8 +141,9 @@ def _accuracy(teacher, choices, batch):
     _, attention_mask, masked_ids, labels = batch
     result = {}
     for c in choices:
-        logits = students.student_from_teacher(teacher, c).eval()(input_ids=masked_ids,
-                                                                  attention_mask=attention_mask).logits
+        logits = (
+            students.student_from_teacher(teacher, c).eval()(input_ids=masked_ids, attention_mask=attention_mask).logits
+        )
         where = labels != -100
         result[tuple(c)] = (logits.argmax(-1)[where] == labels[where]).double().mean().item()
     return result

@@ -162,8 +162,10 @@ def start_losses(teacher, choices: Sequence[Sequence[int]], batch) -> dict[tuple
     if not choices:
         raise ValueError("expected at least one choice of layers, got an empty list")
     if not isinstance(batch, (tuple, list)) or len(batch) != 4:
-        raise ValueError("expected batch = (input_ids, attention_mask, masked_ids, labels), got "
-                         f"{type(batch).__name__} of length {len(batch) if hasattr(batch, '__len__') else '?'}")
+        raise ValueError(
+            "expected batch = (input_ids, attention_mask, masked_ids, labels), got "
+            f"{type(batch).__name__} of length {len(batch) if hasattr(batch, '__len__') else '?'}"
+        )
     _, attention_mask, masked_ids, labels = batch
     losses = {}
     with torch.random.fork_rng(devices=[]), torch.no_grad():

@@ -32,7 +32,6 @@ checkers live in a module of this package named after the lesson's topic; this m
 from .attention import check_scaled_dot_product_attention, check_softmax, check_weights_entropy
 from .distill import check_distillation_loss, check_layer_map
 from .distillation_step import check_distillation_step
-from .start_losses import check_start_losses
 from .encoder import check_encoder_block, check_encoder_layer_param_count, check_layer_norm, check_pre_ln_block
 from .engine import (
     Case,
@@ -54,6 +53,7 @@ from .multi_head import check_merge_heads, check_split_heads
 from .positional import check_dots_by_distance, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
 from .since_distilbert import check_apply_rope, check_blocked_attention, check_decode_step, check_repeat_kv
+from .start_losses import check_start_losses
 from .task_heads import check_align_labels, check_classification_head
 from .tokens import check_embedding_grad, check_embedding_lookup, check_frame_tokens, check_pad_batch
 from .training import check_train_step

@@ -204,24 +204,44 @@ _START_LOSSES = Exercise(
     call="start_losses(teacher, choices, batch), with batch = (input_ids, attention_mask, masked_ids, labels)",
     compare=_compare,
     symptoms=(
-        Symptom("key each loss by the tuple of its student's layers, tuple(layers), not by its position in "
-                "`choices`: the next cell looks the losses up by layers.", _keys_are_positions),
-        Symptom("these are the teacher's losses: build a student from each choice with "
-                "students.student_from_teacher(teacher, layers) and measure the student.", _teacher_only),
-        Symptom("a student ran in train mode, so dropout switched off a random part of it at every pass and the "
-                "loss measures a random network, not the layers you chose. Call student.eval() on each student "
-                "before measuring it (a student takes the mode of its teacher, which may be in train mode).",
-                _train_mode),
-        Symptom("every student holds the same teacher layers: build each student from the choice of its own loop "
-                "step (students.student_from_teacher(teacher, layers) with the loop's `layers`, not a variable "
-                "from outside the loop).", _same_layers),
-        Symptom("a student read the unmasked input_ids: the answers are in plain sight. Every student reads "
-                "masked_ids, the batch's third item, with its labels.", _unmasked),
-        Symptom("a student read other token ids than the batch's masked_ids: a new mask or another batch per "
-                "student makes the students answer different questions, so their losses are not comparable. "
-                "Give every student the same masked_ids, attention_mask and labels.", _other_mask_or_batch),
-        Symptom("the losses are right but filed under the wrong keys: put each loss under the tuple of the "
-                "layers its own student was built from.", _wrong_keys),
+        Symptom(
+            "key each loss by the tuple of its student's layers, tuple(layers), not by its position in "
+            "`choices`: the next cell looks the losses up by layers.",
+            _keys_are_positions,
+        ),
+        Symptom(
+            "these are the teacher's losses: build a student from each choice with "
+            "students.student_from_teacher(teacher, layers) and measure the student.",
+            _teacher_only,
+        ),
+        Symptom(
+            "a student ran in train mode, so dropout switched off a random part of it at every pass and the "
+            "loss measures a random network, not the layers you chose. Call student.eval() on each student "
+            "before measuring it (a student takes the mode of its teacher, which may be in train mode).",
+            _train_mode,
+        ),
+        Symptom(
+            "every student holds the same teacher layers: build each student from the choice of its own loop "
+            "step (students.student_from_teacher(teacher, layers) with the loop's `layers`, not a variable "
+            "from outside the loop).",
+            _same_layers,
+        ),
+        Symptom(
+            "a student read the unmasked input_ids: the answers are in plain sight. Every student reads "
+            "masked_ids, the batch's third item, with its labels.",
+            _unmasked,
+        ),
+        Symptom(
+            "a student read other token ids than the batch's masked_ids: a new mask or another batch per "
+            "student makes the students answer different questions, so their losses are not comparable. "
+            "Give every student the same masked_ids, attention_mask and labels.",
+            _other_mask_or_batch,
+        ),
+        Symptom(
+            "the losses are right but filed under the wrong keys: put each loss under the tuple of the "
+            "layers its own student was built from.",
+            _wrong_keys,
+        ),
     ),
     fallback="for each choice: student = students.student_from_teacher(teacher, layers).eval(); under "
     "torch.no_grad(), student(input_ids=masked_ids, attention_mask=attention_mask, labels=labels).loss is the "
@@ -230,8 +250,11 @@ _START_LOSSES = Exercise(
     on_error="`choices` is a list of lists of teacher layers such as [[0, 2, 4], [3, 4, 5]]; `batch` is the tuple "
     "(input_ids, attention_mask, masked_ids, labels).",
     error_hints=(
-        ("increasing order", "build each student from its choice as given: distinct teacher layers in increasing "
-         "order, as `choices` holds them (do not reverse, repeat or shift them)."),
+        (
+            "increasing order",
+            "build each student from its choice as given: distinct teacher layers in increasing "
+            "order, as `choices` holds them (do not reverse, repeat or shift them).",
+        ),
     ),
 )
 
