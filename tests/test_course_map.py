@@ -117,23 +117,7 @@ def test_the_learning_path_carries_a_one_column_layout_for_narrow_screens(tmp_pa
     assert narrow["xaxis"]["range"] == [-0.5, 0.5]
 
 
-# Lessons whose main path the rewrites of this round (issues 40 and 42) have not yet brought to the
-# content time model: their Time line is still the old estimate. Strict: a lesson that comes to match
-# must leave this set, so the set only shrinks.
-NOT_YET_TIMED_BY_CONTENT = {
-    "07_distillation", "08_using_distilbert",
-}
-
-
-@pytest.mark.parametrize(
-    "entry",
-    [
-        pytest.param(e, marks=pytest.mark.xfail(strict=True, reason="issue 40/42: main path not yet rewritten"))
-        if e.stem in NOT_YET_TIMED_BY_CONTENT else e
-        for e in course_map.lessons() if e.path is not None
-    ],
-    ids=lambda e: e.stem,
-)
+@pytest.mark.parametrize("entry", [e for e in course_map.lessons() if e.path is not None], ids=lambda e: e.stem)
 def test_every_lessons_time_line_is_its_content_time_and_at_most_75_minutes(entry):
     estimate = course_map.study_minutes(entry.path)
     assert entry.minutes == estimate, (

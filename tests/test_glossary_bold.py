@@ -37,7 +37,8 @@ EMPHASIS = {
     "05": {"alone", "blocked", "boolean", "left", "may attend", "no key at all", "replaces"},
     "06": {"half the layers", "last"},
     "07": {"energy", "latency", "memory", "one teacher layer out of two"},
-    "08": {"features", "foundation", "frozen features", "bfloat16 autocast", "re-initialises at random"},
+    "08": {"features", "foundation", "frozen features", "bfloat16 autocast", "forward", "backward", "step",
+           "schedule", "words first, then composition"},
 }  # fmt: skip
 
 ROLE_OR_CODE = re.compile(r"\{[a-z:]+\}`[^`]*`|``.+?``|`[^`\n]*`", re.DOTALL)  # scanned left to right

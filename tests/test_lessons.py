@@ -288,17 +288,11 @@ def test_no_nbval_comment_and_every_check_cell_labelled_and_hidden(source):
     assert not problems, f"{source.name}:\n" + "\n".join(problems)
 
 
-# Visible asserts that guard the prose, left in lessons that this round's rewrites (issues 40 and 42) have
-# not reached yet: each lesson's count may only fall, and a lesson not listed has none.
-VISIBLE_ASSERTS_LEFT = {"07_distillation": 33, "08_using_distilbert": 31}
-
-
 @pytest.mark.parametrize("source", PAGES, ids=lambda p: p.stem)
 def test_checks_that_guard_the_prose_sit_in_check_cells_not_in_the_cells_a_learner_reads(source):
     visible = lessons.visible_asserts(jupytext.read(source).cells)
-    allowed = VISIBLE_ASSERTS_LEFT.get(source.stem, 0)
-    assert visible <= allowed, (
-        f"{source.name}: {visible} asserts in cells the site shows (at most {allowed}): move each check into a "
+    assert visible == 0, (
+        f"{source.name}: {visible} asserts in cells the site shows: move each check into a "
         "check cell tagged remove-input whose first line is '# check: <what it checks>'"
     )
 

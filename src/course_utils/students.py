@@ -4,7 +4,8 @@ DistilBERT (Sanh et al. 2019, https://arxiv.org/abs/1910.01108, section 3) start
 from the teacher: the same width, half the layers, "one layer out of two", and the teacher's
 embeddings and MLM head, as ``scripts/extract_distilbert.py`` of Hugging Face's distillation
 research code does. :func:`layer_map` picks the layers, :func:`student_config` sizes the student,
-:func:`student_from_teacher` copies the weights into a ``transformers.DistilBertForMaskedLM``.
+:func:`student_from_teacher` copies the weights into a ``transformers.DistilBertForMaskedLM``,
+:func:`start_losses` measures what a choice of layers costs before any training.
 Training it is :mod:`course_utils.distill`'s job.
 """
 
@@ -20,7 +21,7 @@ from .validation import positive_int
 if TYPE_CHECKING:  # transformers is imported lazily
     import transformers
 
-__all__ = ["FOLDS", "PUBLISHED_LAYERS", "layer_map", "student_config", "student_from_teacher"]
+__all__ = ["FOLDS", "PUBLISHED_LAYERS", "layer_map", "start_losses", "student_config", "student_from_teacher"]
 
 # The teacher layers that scripts/extract_distilbert.py copies from BERT-base (12 layers) into
 # DistilBERT's 6: not exactly one out of two (0, 2, 4, 6, 8, 10), the top layer is kept.
@@ -140,3 +141,36 @@ def student_from_teacher(
         weights["vocab_projector.weight"] = weights["distilbert.embeddings.word_embeddings.weight"]
     student.load_state_dict(weights, strict=True)  # copies into the student's own tensors
     return student.train(teacher.training)
+
+
+def start_losses(teacher, choices: Sequence[Sequence[int]], batch) -> dict[tuple[int, ...], float]:
+    """The masked-LM loss of each student built from ``teacher`` by :func:`student_from_teacher`, before any training.
+
+    ``choices``: lists of teacher layers, one per student (``[[0, 2, 4], [3, 4, 5]]``); ``batch``:
+    ``(input_ids, attention_mask, masked_ids, labels)``, each ``(B, T)``, as
+    :func:`course_utils.training.mlm_batches` yields it. Every student reads the same masked ids in
+    eval mode (no dropout), so the losses differ only by the layers kept. Returns
+    ``{tuple(layers): loss}``, the mean cross-entropy at the masked positions (labels not -100).
+    Lesson 07's exercise; the teacher and the caller's random generator are left as they were.
+    """
+    import torch
+
+    _check_teacher(teacher)
+    if isinstance(choices, (str, bytes)) or not hasattr(choices, "__iter__"):
+        raise TypeError(f"expected choices as a list of layer lists such as [[0, 2, 4], [3, 4, 5]], got {choices!r}")
+    choices = [list(layers) for layers in choices]
+    if not choices:
+        raise ValueError("expected at least one choice of layers, got an empty list")
+    if not isinstance(batch, (tuple, list)) or len(batch) != 4:
+        raise ValueError(
+            "expected batch = (input_ids, attention_mask, masked_ids, labels), got "
+            f"{type(batch).__name__} of length {len(batch) if hasattr(batch, '__len__') else '?'}"
+        )
+    _, attention_mask, masked_ids, labels = batch
+    losses = {}
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        for layers in choices:
+            student = student_from_teacher(teacher, layers).eval()
+            out = student(input_ids=masked_ids, attention_mask=attention_mask, labels=labels)
+            losses[tuple(int(i) for i in layers)] = out.loss.item()
+    return losses

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from course_utils import pages
 from tests.site import phone
 from tests.site.test_site import LESSON_PAGES
 
-# lessons 01-08 end with a quiz; 00, the welcome, teaches nothing to check
-QUIZ_PAGES = [p for p in LESSON_PAGES if not Path(p).name.startswith("00_")]
+# lessons 01-09 end with a quiz; 00, the welcome, teaches nothing to check, and a lab page measures
+QUIZ_PAGES = [p for p in LESSON_PAGES if not Path(p).name.startswith("00_") and not pages.is_lab(Path(p))]
 VIEWPORTS = {"laptop": (phone.LAPTOP, False), "phone": (phone.PHONE, True)}
 
 

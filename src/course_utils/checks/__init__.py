@@ -53,6 +53,7 @@ from .multi_head import check_merge_heads, check_split_heads
 from .positional import check_dots_by_distance, check_sinusoidal_encoding
 from .rnn import check_lstm_param_count, check_rnn_step
 from .since_distilbert import check_apply_rope, check_blocked_attention, check_decode_step, check_repeat_kv
+from .start_losses import check_start_losses
 from .task_heads import check_align_labels, check_classification_head
 from .tokens import check_embedding_grad, check_embedding_lookup, check_frame_tokens, check_pad_batch
 from .training import check_train_step
@@ -92,6 +93,7 @@ __all__ = [
     "check_sinusoidal_encoding",
     "check_softmax",
     "check_split_heads",
+    "check_start_losses",
     "check_train_step",
     "check_weights_entropy",
     "close_arrays",
