@@ -49,6 +49,8 @@ REPRODUCIBILITY = (
     "tolerances, not the bits."
 )
 MLM_ONLY = "no distillation (MLM only)"  # needs no teacher: trains beside the teacher's pre-training
+# the students that read the trained teacher (its layers or outputs), the others reading only its sizes
+TEACHER_FREE = tuple(run for run in models.STUDENT_RUNS if not models.needs_teacher(run))
 
 
 def rebuild(stages=STAGES, progress: bool = True) -> dict:
@@ -57,14 +59,18 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
     ``"tokenizer"``: the WordPiece tokenizer. ``"teacher"``: MLM pre-training. ``"teacher-sentiment"``:
     the teacher fine-tuned on the sentiment task (:func:`course_utils.data.sentiment_task`) for each of
     :data:`course_utils.models.TEACHER_SEEDS` (seed 0's is bundled), and the bag of words. ``"students"``:
-    lesson 07's students (distilled, trained without distillation, ablations), each fine-tuned on sentiment;
-    the distilled student of seed 0 and its sentiment copy are bundled.
+    lesson 07's students, the 2 x 2 of :data:`course_utils.models.STUDENT_GRID` (initialisation x loss)
+    with every seed, each fine-tuned on sentiment; the distilled student of seed 0 and its sentiment
+    copy are bundled.
     ``"sweep"``: lesson 08's learning-rate sweep, the bundled student fine-tuned at :data:`course_utils.models.LR_SWEEP`.
     ``"plateau"``: lesson 08's schedule study, the recipe for :data:`course_utils.models.PLATEAU_SEEDS` under
     each of :data:`course_utils.models.PLATEAU_SCHEDULES` (equal total learning rates).
     ``"task-distillation"``: lesson 07's few-label experiment (:data:`course_utils.models.LABELLED`,
     :data:`course_utils.models.TASK_ARMS`, :data:`course_utils.models.FEW_LABEL_TEACHER`).
 
+    Every fine-tuned classifier's entry holds its test accuracy in all, per kind and per slice
+    (:func:`test_accuracies`); ``slices`` the slices' sizes and majority shares (:func:`slice_summary`);
+    ``plateau_exits`` the check of :data:`course_utils.models.PLATEAU_RULE` (:func:`plateau_exits`).
     ``timings_s`` holds each stage's time, the sum of its jobs' (two run at a time), and
     ``rebuild_s`` the wall time of the last rebuild and its stages.
     """
@@ -106,10 +112,33 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
     result["workers"] = WORKERS
     result["machine"] = machine()
     result["reproducibility"] = REPRODUCIBILITY
+    result["plateau_exits"] = plateau_exits(result)
     result["rebuild_s"] = {"stages": list(stages), "wall": time.perf_counter() - start}
     models.REPORT.write_text(json.dumps(result, indent=1) + "\n")
     bundle.record([models.REPORT])
     return result
+
+
+def plateau_exits(report: dict) -> dict:
+    """The check of :data:`course_utils.models.PLATEAU_RULE` on ``report``'s fine-tuning runs of the
+    recipe: the teacher's (``teacher_fine_tuning_runs``), the main students' (``students``) and the
+    schedule study's (``plateau``, the bundled student), each with ``steps`` and ``plateau_end``
+    (None: never left ln 2). Returns ``{"rule", "checked", "missed"}``: the rule, the number of runs
+    checked and each run that misses it (its name, steps, plateau_end and limit). The few-label
+    arms, which train from few labels, and the sweep, which tries other rates, are not checked."""
+    if not isinstance(report, dict):
+        raise TypeError(f"expected the report's dict, got {type(report).__name__}")
+    runs = [(f"teacher-sentiment seed {r['seed']}", r) for r in report.get("teacher_fine_tuning_runs", [])]
+    runs += [(_student_job(r["run"], r["seed"]), r) for r in report.get("students", {}).get("runs", [])]
+    runs += [(f"plateau {r['schedule']!r} seed {r['seed']}", r) for r in report.get("plateau", {}).get("runs", [])
+             if r["schedule"] in models.PLATEAU_SCHEDULES]
+    missed = []
+    for name, run in runs:
+        steps = run.get("steps", len(run["fine_tuning_loss_curve"]))  # a report of before steps was recorded
+        limit = models.plateau_limit(steps)
+        if run["plateau_end"] is None or run["plateau_end"] > limit:
+            missed.append({"run": name, "steps": steps, "plateau_end": run["plateau_end"], "limit": limit})
+    return {"rule": models.PLATEAU_RULE, "checked": len(runs), "missed": missed}
 
 
 def _student_job(run: str, seed: int) -> str:
@@ -138,8 +167,9 @@ def plan(stages, folder: str) -> list[Job]:
         add("teacher", "teacher", _teacher)
     # one thread beside the teacher, which needs only one: what does not need it
     if "students" in stages:
-        for seed in models.STUDENT_SEEDS:
-            add(_student_job(MLM_ONLY, seed), "students", _student, (MLM_ONLY, seed, None))
+        for run in TEACHER_FREE:
+            for seed in models.STUDENT_SEEDS:
+                add(_student_job(run, seed), "students", _student, (run, seed, None))
     if "teacher-sentiment" in stages:
         add("bag of words", "teacher-sentiment", _bag_of_words)
     # then what needs the teacher: the models others wait for, then the longest runs first
@@ -164,11 +194,11 @@ def plan(stages, folder: str) -> list[Job]:
     if "teacher-sentiment" in stages:
         for seed in models.TEACHER_SEEDS[1:]:
             add(_teacher_sentiment_job(seed), "teacher-sentiment", _teacher_sentiment, (seed,), after=["teacher"])
-    if "students" in stages:
+    if "students" in stages:  # the other corners of the 2 x 2
         for run in models.STUDENT_RUNS:
-            if run not in SEEDED_STUDENTS:
-                add(_student_job(run, models.STUDENT_SEEDS[0]), "students", _student,
-                    (run, models.STUDENT_SEEDS[0], None), after=["teacher"])
+            if run != "distilled" and run not in TEACHER_FREE:
+                for seed in models.STUDENT_SEEDS:
+                    add(_student_job(run, seed), "students", _student, (run, seed, None), after=["teacher"])
     if "plateau" in stages:
         for schedule in models.PLATEAU_SCHEDULES:
             for seed in models.PLATEAU_SEEDS:
@@ -182,7 +212,7 @@ def plan(stages, folder: str) -> list[Job]:
         for seed in models.TASK_SEEDS:
             student = _student_job("distilled", seed)
             add(f"few-label all 'E' seed {seed}", "task-distillation", _task_distillation_run,
-                (len(data.sentiment_task("train")), seed, "E", folder), after=[student])
+                (len(data.sentiment_task("train")), seed, "E", folder), after=[student])  # the whole pool
             for n in models.LABELLED:
                 for arm in ("A", "B", "C", "D"):
                     needs = [student] + ([bundled_teacher] if arm != "A" else [])
@@ -190,9 +220,6 @@ def plan(stages, folder: str) -> list[Job]:
                         (n, seed, arm, folder), after=needs)
     job_runner.check(jobs)  # each job after those it waits for
     return jobs
-
-
-SEEDED_STUDENTS = models.SEEDED_RUNS
 
 
 def _teacher_sentiment_job(seed: int) -> str:
@@ -211,8 +238,11 @@ def _assemble_teacher_sentiment(results: dict) -> dict:
         "sentiment_accuracy_validation": bundled["sentiment_accuracy_validation"],
         "sentiment_accuracy_test": bundled["sentiment_accuracy_test"],
         "sentiment_accuracy_by_kind_test": bundled["accuracy_by_kind_test"],
-        "bag_of_words_accuracy_test": bag["accuracy"],
-        "bag_of_words_accuracy_by_kind_test": bag["by_kind"],
+        "sentiment_accuracy_by_slice_test": bundled["accuracy_by_slice_test"],
+        "slices": slice_summary(),
+        "bag_of_words_accuracy_test": bag["sentiment_accuracy_test"],
+        "bag_of_words_accuracy_by_kind_test": bag["accuracy_by_kind_test"],
+        "bag_of_words_accuracy_by_slice_test": bag["accuracy_by_slice_test"],
         "fine_tuning": dict(models.FINE_TUNING),
         "fine_tuning_loss_curve": bundled["fine_tuning_loss_curve"],
         "teacher_fine_tuning_runs": [results[_teacher_sentiment_job(seed)] for seed in models.TEACHER_SEEDS],
@@ -230,11 +260,33 @@ def task_summary() -> dict:
     return summary
 
 
+def slice_summary() -> dict:
+    """The sizes of the slices (:data:`course_utils.data.SLICES`), to read their accuracies against:
+    for the test set, the number of sentences and the majority class's share (``majority``, what
+    always answering the commoner label scores), in all and per slice; for the validation set, the
+    sizes."""
+
+    def describe(sentences, majority: bool) -> dict:
+        entry = {"sentences": len(sentences)}
+        if majority:
+            positive = sum(s.label for s in sentences) / len(sentences) if sentences else 0.0
+            entry["majority"] = max(positive, 1 - positive)
+        return entry
+
+    summary = {}
+    for split in ("test", "validation"):
+        sentences = data.sentiment_task(split)
+        slices = {name: [s for s in sentences if data.slice_of(s) == name] for name in data.SLICES}
+        summary[split] = {**describe(sentences, split == "test"),
+                          "slices": {name: describe(part, split == "test") for name, part in slices.items()}}
+    return summary
+
+
 def _assemble_students(results: dict) -> dict:
-    runs = [results[_student_job(run, seed)] for run in models.STUDENT_RUNS
-            for seed in (models.STUDENT_SEEDS if run in models.SEEDED_RUNS else models.STUDENT_SEEDS[:1])]
+    runs = [results[_student_job(run, seed)] for run in models.STUDENT_RUNS for seed in models.STUDENT_SEEDS]
     return {
         "layers": models.STUDENT_LAYERS,
+        "grid": {run: list(corner) for run, corner in models.STUDENT_GRID.items()},
         "distillation": dict(models.DISTILLATION),
         "fine_tuning": dict(models.STUDENT_FINE_TUNING),
         "seeds": list(models.STUDENT_SEEDS),
@@ -327,25 +379,48 @@ def _worker_data():
 
 @functools.cache
 def _task_data():
-    """``(tokenizer, {split: encoded}, test kinds)``: the sentiment task (:func:`course_utils.data.sentiment_task`),
-    once per worker process, with the kind of each test sentence."""
+    """``(tokenizer, {split: encoded}, test groups)``: the sentiment task (:func:`course_utils.data.sentiment_task`),
+    once per worker process: ``"train"`` (the labelled pool), ``"validation"``, ``"test"`` and
+    ``"unlabelled"`` (:func:`course_utils.data.unlabelled_task_text`, whose labels no run reads); the
+    test groups are ``{"kind": [...], "slice": [...]}``, each test sentence's kind and slice."""
     tokenizer, _ = _worker_data()
     splits = {s: training.encode(data.sentiment_task(s), tokenizer) for s in ("train", "validation", "test")}
-    return tokenizer, splits, [s.kind for s in data.sentiment_task("test")]
+    splits["unlabelled"] = training.encode(data.unlabelled_task_text(), tokenizer)
+    test = data.sentiment_task("test")
+    return tokenizer, splits, {"kind": [s.kind for s in test], "slice": [data.slice_of(s) for s in test]}
+
+
+def test_accuracies(right, groups: dict) -> dict:
+    """The report's test accuracies of one classifier from ``right``, ``(N,)`` booleans (whether each
+    test sentence was classified right), and ``groups`` (:func:`_task_data`'s, each test sentence's
+    kind and slice): ``sentiment_accuracy_test``, ``accuracy_by_kind_test`` ({kind: accuracy}, in
+    the order of :data:`course_utils.data.KINDS`) and ``accuracy_by_slice_test`` ({slice: accuracy},
+    :data:`course_utils.data.SLICES`); a kind or slice with no sentence is left out."""
+    right = np.asarray(right, dtype=bool)
+    if right.ndim != 1 or right.size == 0:
+        raise ValueError(f"expected one boolean per test sentence, got shape {right.shape}")
+    entry = {"sentiment_accuracy_test": float(right.mean())}
+    for group, names in (("kind", data.KINDS), ("slice", data.SLICES)):
+        labels = np.asarray(groups[group])
+        if labels.shape != right.shape:
+            raise ValueError(f"expected a {group} per test sentence ({right.size}), got {labels.size}")
+        entry[f"accuracy_by_{group}_test"] = {name: float(right[labels == name].mean()) for name in names
+                                              if (labels == name).any()}
+    return entry
 
 
 def _scores(classifier, curve=None) -> dict:
-    """A fine-tuned classifier's report entry: test accuracy, in all and per kind of sentence, and
-    (given its loss ``curve``) the curve and the step at which it left ln 2."""
+    """A fine-tuned classifier's report entry: test accuracy, in all, per kind of sentence and per
+    slice (:func:`test_accuracies`), and (given its loss ``curve``) the curve, its number of steps and
+    the step at which it left ln 2."""
     import torch
 
-    tokenizer, splits, kinds = _task_data()
-    with torch.inference_mode():  # one pass over the test sentences gives both
+    tokenizer, splits, groups = _task_data()
+    with torch.inference_mode():  # one pass over the test sentences gives every number
         right = training.predict(classifier, splits["test"], tokenizer.pad_token_id) == np.array(splits["test"].labels)
-    entry = {"sentiment_accuracy_test": float(right.mean()),
-             "accuracy_by_kind_test": {k: float(right[np.array(kinds) == k].mean()) for k in dict.fromkeys(kinds)}}
+    entry = test_accuracies(right, groups)
     if curve is not None:
-        entry.update(fine_tuning_loss_curve=curve, plateau_end=training.plateau_end(curve))
+        entry.update(fine_tuning_loss_curve=curve, steps=len(curve), plateau_end=training.plateau_end(curve))
     return entry
 
 
@@ -397,12 +472,11 @@ def _teacher_sentiment(seed: int) -> dict:
 
 
 def _bag_of_words() -> dict:
-    """The order-blind baseline's test accuracy, in all and per kind (a logistic regression: outside inference mode)."""
-    tokenizer, splits, kinds = _task_data()
+    """The order-blind baseline, trained on the labelled pool: its test accuracies as :func:`test_accuracies`
+    gives them (a logistic regression: outside inference mode)."""
+    tokenizer, splits, groups = _task_data()
     predicted = training.bag_of_words_predictions(splits["train"], splits["test"], len(tokenizer))
-    right = predicted == np.array(splits["test"].labels)
-    return {"accuracy": float(right.mean()),
-            "by_kind": {k: float(right[np.array(kinds) == k].mean()) for k in data.KINDS}}
+    return test_accuracies(predicted == np.array(splits["test"].labels), groups)
 
 
 def _student_folder(folder: str, seed: int) -> Path:
@@ -419,7 +493,7 @@ def _student(run: str, seed: int, save_to: str | None, fine_tune: bool = True) -
     from transformers import BertForMaskedLM
 
     tokenizer, splits = _worker_data()
-    if run == MLM_ONLY:  # no teacher signal: only the teacher's sizes are read (a teacher still in training)
+    if not models.needs_teacher(run):  # only the teacher's sizes are read (a teacher still in training)
         teacher = BertForMaskedLM(models.teacher_config(tokenizer))
     else:
         teacher = models.load_bundled("teacher")
@@ -471,11 +545,11 @@ def _plateau_run(schedule: str, seed: int) -> dict:
     ``schedule`` and ``seed`` (on one thread, as lesson 08 runs it: the seed-0 run with warm-up is
     the lesson's live run, to the bit), its accuracy on each kind of test sentence every
     :data:`KIND_EVERY` steps."""
-    tokenizer, splits, kinds = _task_data()
+    tokenizer, splits, groups = _task_data()
     classifier = _classifier_from(models.load_bundled("student"), seed)
 
     def by_kind(model):
-        return training.accuracy_by_kind(model, splits["test"], kinds, tokenizer.pad_token_id)
+        return training.accuracy_by_kind(model, splits["test"], groups["kind"], tokenizer.pad_token_id)
 
     curves = schedule == KIND_CURVES  # the runs whose curves lesson 08 draws (a third of the stage's time)
     history = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=False,
@@ -497,12 +571,13 @@ KIND_EVERY = 50  # steps between two measures of the per-kind accuracy in the sc
 
 @functools.cache
 def _teacher_logits():
-    """The bundled teacher-sentiment's logits ``(N, 2)`` for every training sentence of the task."""
+    """The bundled teacher-sentiment's logits ``(N, 2)`` for every sentence of the task's training
+    text, in the order of :func:`few_label_data`'s: the labelled pool, then the unlabelled text."""
     import torch
 
     tokenizer, splits, _ = _task_data()
     teacher = models.load_bundled("teacher-sentiment")
-    ids = splits["train"].ids
+    ids = splits["train"].ids + splits["unlabelled"].ids
     order = np.argsort([len(row) for row in ids], kind="stable")  # shortest first: little padding
     with torch.inference_mode():
         logits = torch.cat([teacher(*training.pad([ids[j] for j in order[i:i + 256]], tokenizer.pad_token_id)).logits
@@ -511,45 +586,57 @@ def _teacher_logits():
 
 
 def task_steps() -> int:
-    """The few-label runs' steps: :data:`course_utils.models.TASK_FINE_TUNING`'s epochs over the whole training set."""
+    """The few-label runs' steps, the same for every arm: :data:`course_utils.models.TASK_FINE_TUNING`'s
+    epochs over the task's whole training text, the labelled pool and the unlabelled text (what arms C
+    and D read; see the note above :data:`course_utils.models.LABELLED`)."""
     recipe = models.TASK_FINE_TUNING
-    return math.ceil(recipe["epochs"] * math.ceil(len(data.sentiment_task("train")) / recipe["batch_size"]))
+    text = len(data.sentiment_task("train")) + len(data.unlabelled_task_text())
+    return math.ceil(recipe["epochs"] * math.ceil(text / recipe["batch_size"]))
 
 
 def few_label_data(arm: str, labelled: int, seed: int, teacher_logits=None):
     """``(sentences, objective, labelled rows)`` of arm ``arm`` (a key of :data:`course_utils.models.TASK_ARMS`):
-    ``labelled`` training sentences drawn with ``seed`` keep their labels, the others are unlabelled text.
+    ``labelled`` sentences of the labelled pool (:func:`_task_data`'s ``"train"``) drawn with ``seed`` keep
+    their labels; the unlabelled text is the pool's other sentences and the task's sentences holding a
+    held-out word (``"unlabelled"``, whose gold labels are never read).
 
-    A: the labelled sentences; B: the same with the teacher's soft targets (Hinton's loss); C: every
-    sentence, Hinton's loss on the labelled ones and the teacher's soft targets alone (``T²·KL``)
-    on the others; D: every sentence, the teacher's argmax as the label of the unlabelled ones;
-    E: every sentence with its own label. ``labelled rows`` are the indices of the labelled
-    sentences in ``sentences``.
+    A: the labelled sentences; B: the same with the teacher's soft targets (Hinton's loss); C: the
+    pool and the unlabelled text, Hinton's loss on the labelled sentences and the teacher's soft
+    targets alone (``T²·KL``) on the others; D: the same sentences, the teacher's argmax as the label
+    of the unlabelled ones; E: every sentence of the pool with its own label. ``teacher_logits``:
+    ``(len(pool) + len(unlabelled), 2)``, the pool's rows first (:func:`_teacher_logits`), for B, C
+    and D. ``labelled rows`` are the indices of the labelled sentences in ``sentences``.
     """
     import torch
 
     from .. import distill
 
+    if arm not in models.TASK_ARMS:
+        raise ValueError(f"expected an arm among {sorted(models.TASK_ARMS)}, got {arm!r}")
     _, splits, _ = _task_data()
-    train = splits["train"]
-    chosen = np.sort(np.random.default_rng(seed).choice(len(train.ids), size=labelled, replace=False))
+    pool = splits["train"]
+    if isinstance(labelled, bool) or not isinstance(labelled, int) or not 1 <= labelled <= len(pool.ids):
+        raise ValueError(f"expected a number of labels between 1 and the pool's {len(pool.ids)}, got {labelled!r}")
+    chosen = np.sort(np.random.default_rng(seed).choice(len(pool.ids), size=labelled, replace=False))
+    if arm == "E":
+        return pool, None, chosen
     if arm in ("A", "B"):
-        sentences = training.Encoded([train.ids[i] for i in chosen], [train.labels[i] for i in chosen])
+        sentences = training.Encoded([pool.ids[i] for i in chosen], [pool.labels[i] for i in chosen])
         objective = None if arm == "A" else distill.task_objective(teacher_logits[chosen], **models.TASK_DISTILLATION)
         return sentences, objective, np.arange(labelled)
-    known = np.zeros(len(train.ids), dtype=bool)
+    ids = pool.ids + splits["unlabelled"].ids  # the whole text: the pool's rows first, as the teacher's logits
+    known = np.zeros(len(ids), dtype=bool)
     known[chosen] = True
+    gold = pool.labels + [None] * len(splits["unlabelled"].ids)  # the unlabelled text's labels are not read
+    if teacher_logits is None or len(teacher_logits) != len(ids):
+        raise ValueError(f"expected the teacher's logits for the {len(ids)} sentences of the pool and the "
+                         f"unlabelled text, got {None if teacher_logits is None else len(teacher_logits)}")
     if arm == "C":
-        labels = [y if k else -100 for y, k in zip(train.labels, known)]
+        labels = [y if k else -100 for y, k in zip(gold, known)]
         objective = distill.task_objective(teacher_logits, labelled=torch.as_tensor(known), **models.TASK_DISTILLATION)
-        return training.Encoded(train.ids, labels), objective, chosen
-    if arm == "D":
-        guesses = teacher_logits.argmax(-1).tolist()
-        labels = [y if k else g for y, k, g in zip(train.labels, known, guesses)]
-        return training.Encoded(train.ids, labels), None, chosen
-    if arm == "E":
-        return train, None, chosen
-    raise ValueError(f"expected an arm among {sorted(models.TASK_ARMS)}, got {arm!r}")
+        return training.Encoded(ids, labels), objective, chosen
+    guesses = teacher_logits.argmax(-1).tolist()  # D
+    return training.Encoded(ids, [y if k else g for y, k, g in zip(gold, known, guesses)]), None, chosen
 
 
 def _task_distillation_run(labelled: int, seed: int, arm: str, folder: str) -> dict:
