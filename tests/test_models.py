@@ -45,23 +45,42 @@ def test_report_matches_the_bundled_models(tokenizer):
     assert training.mlm_accuracy(teacher, test, tokenizer) == pytest.approx(report["mlm_accuracy_test"], abs=0.002)
 
 
-def test_the_sentiment_task_meets_the_targets_of_issue_32():
-    """Mostly lexical, composition for a minority: a bag of words at least 15 points below the
-    teacher; fine-tuning runs of the recipe (teacher and students, five seeds each) leave ln 2
-    early; every distilled seed keeps 97% of the teacher's accuracy."""
+def _mean(values) -> float:
+    values = list(values)
+    return sum(values) / len(values)
+
+
+def test_the_sentiment_task_meets_the_targets_of_issue_40():
+    """A task with headroom (accuracies are means over the seeds): an unseen slice of at least 600
+    sentences, on which a bag of words is no better than the majority class and the teacher at least
+    15 points above it and at most 0.95; the teacher off the ceiling overall, the bag of words 15
+    points below it; every fine-tuning run of the recipe leaves ln 2 by the stated limit."""
     report = models.report()
-    assert report["sentiment_accuracy_test"] >= report["bag_of_words_accuracy_test"] + 0.15
     teacher_runs = report["teacher_fine_tuning_runs"]
-    student_runs = [r for r in report["students"]["runs"] if r["run"] in models.SEEDED_RUNS]
     assert [r["seed"] for r in teacher_runs] == list(models.TEACHER_SEEDS) and len(models.TEACHER_SEEDS) >= 5
-    assert len(student_runs) == 2 * len(models.STUDENT_SEEDS) and len(models.STUDENT_SEEDS) >= 5
-    fractions = []
+    unseen = report["slices"]["test"]["slices"]["unseen"]
+    assert unseen["sentences"] >= 600
+    teacher_unseen = _mean(r["accuracy_by_slice_test"]["unseen"] for r in teacher_runs)
+    assert report["bag_of_words_accuracy_by_slice_test"]["unseen"] <= unseen["majority"]
+    assert unseen["majority"] + 0.15 <= teacher_unseen <= 0.95
+    teacher = _mean(r["sentiment_accuracy_test"] for r in teacher_runs)
+    assert teacher <= 0.97 and report["bag_of_words_accuracy_test"] <= teacher - 0.15
+    exits = report["plateau_exits"]
+    assert exits == assets.plateau_exits(report) and exits["rule"] == models.PLATEAU_RULE
+    assert exits["missed"] == [], exits["missed"]
+    assert exits["checked"] == len(teacher_runs) + len(report["students"]["runs"]) + len(report["plateau"]["runs"])
     for run in teacher_runs + report["students"]["runs"]:
         assert run["plateau_end"] == training.plateau_end(run["fine_tuning_loss_curve"])
-        fractions.append(run["plateau_end"] / len(run["fine_tuning_loss_curve"]))
-    assert max(fractions) <= 0.2  # every run: the teacher's five, the ten seeded students', the ablations'
-    teacher = report["sentiment_accuracy_test"]
-    assert all(r["sentiment_accuracy_test"] >= 0.97 * teacher for r in student_runs if r["run"] == "distilled")
+        assert run["steps"] == len(run["fine_tuning_loss_curve"])
+
+
+def test_the_report_gives_every_students_retention_of_the_teacher_of_its_seed():
+    report = models.report()
+    for run in models.STUDENT_RUNS:
+        kept = models.retention(report, run)
+        assert list(kept) == ["all", *data.SLICES]
+        assert kept["all"].seeds == tuple(models.STUDENT_SEEDS)
+        assert kept["all"].majority == report["slices"]["test"]["majority"]
 
 
 def test_teacher_fills_in_a_masked_word_of_the_grammar(tokenizer):
@@ -143,7 +162,19 @@ def test_the_report_holds_every_stage_and_the_learning_rate_sweep():
     batches_per_epoch = -(-len(data.sentiment_task("train")) // models.STUDENT_FINE_TUNING["batch_size"])
     for run in report["students"]["runs"] + report["teacher_fine_tuning_runs"]:
         assert len(run["fine_tuning_loss_curve"]) == models.STUDENT_FINE_TUNING["epochs"] * batches_per_epoch
-    assert report["sentiment_task"] == assets.task_summary()
+    assert report["sentiment_task"] == assets.task_summary() and report["slices"] == assets.slice_summary()
+    # the 2 x 2 of students, every corner with every seed
+    assert [(r["run"], r["seed"]) for r in report["students"]["runs"]] == [
+        (run, seed) for run in models.STUDENT_RUNS for seed in models.STUDENT_SEEDS]
+    assert report["students"]["grid"] == {run: list(corner) for run, corner in models.STUDENT_GRID.items()}
+    # every fine-tuned classifier's score, and the bag of words', per slice beside the whole test set
+    scored = (report["students"]["runs"] + report["teacher_fine_tuning_runs"] + report["lr_sweep"]["runs"]
+              + report["plateau"]["runs"] + report["task_distillation"]["runs"])
+    for run in scored:
+        if "diverged" not in run:
+            assert list(run["accuracy_by_slice_test"]) == list(data.SLICES), run.get("run", run)
+    assert list(report["bag_of_words_accuracy_by_slice_test"]) == list(data.SLICES)
+    assert report["sentiment_accuracy_by_slice_test"] == report["teacher_fine_tuning_runs"][0]["accuracy_by_slice_test"]
 
 
 def test_the_instructor_guide_states_make_assets_time_as_the_report_measured_it():
@@ -161,7 +192,7 @@ def test_the_instructor_guide_states_make_assets_time_as_the_report_measured_it(
                                           "students: the bundled one (distilled, seed 0)": assets.BUNDLED_STUDENT_THREADS}
 
 
-def test_the_report_holds_the_schedule_study_of_lesson_08_at_equal_total_learning_rate():
+def test_the_report_holds_the_schedule_study_of_lesson_08():
     plateau = models.report()["plateau"]
     assert plateau["fine_tuning"] == models.STANDARD_FINE_TUNING and list(plateau["schedules"]) == list(models.PLATEAU_SCHEDULES)
     runs = {(r["schedule"], r["seed"]) for r in plateau["runs"]}
@@ -169,15 +200,6 @@ def test_the_report_holds_the_schedule_study_of_lesson_08_at_equal_total_learnin
     steps = models.STANDARD_FINE_TUNING["epochs"] * -(-len(data.sentiment_task("train")) // models.STANDARD_FINE_TUNING["batch_size"])
     assert all(len(r["fine_tuning_loss_curve"]) == steps for r in plateau["runs"])
     assert set(plateau["versions"]) == {"torch", "transformers"}
-    totals = set()
-    for schedule in models.PLATEAU_SCHEDULES.values():
-        recipe = dict(models.STANDARD_FINE_TUNING, **schedule)
-        if recipe.get("schedule") == "constant":
-            totals.add(recipe["lr"] * int(steps))
-        else:
-            totals.add(sum(recipe["lr"] * training.linear_warmup_decay(step, int(steps), recipe["warmup"])
-                           for step in range(int(steps))))
-    assert max(totals) / min(totals) < 1.005, totals  # the same total learning rate, to a step or two
     # per-kind curves for the recipe's runs (lesson 08 draws them), for every seed; none for the others
     with_curves = {(r["schedule"], r["seed"]) for r in plateau["runs"] if "accuracy_by_kind_curve" in r}
     assert with_curves == {(assets.KIND_CURVES, seed) for seed in models.PLATEAU_SEEDS}
@@ -197,6 +219,7 @@ def test_the_report_holds_every_regime_arm_and_seed_of_lesson_07s_few_label_expe
     assert len(models.TASK_SEEDS) >= 5 and len(task["runs"]) == len(expected)
     assert all(len(r["fine_tuning_loss_curve"]) == task["steps"] == assets.task_steps() for r in task["runs"])
     assert all(0 <= r["sentiment_accuracy_test"] <= 1 and 0 <= r["accuracy_labelled"] <= 1 for r in task["runs"])
+    assert all(list(r["accuracy_by_slice_test"]) == list(data.SLICES) for r in task["runs"])
     assert task["fine_tuning"] == models.TASK_FINE_TUNING and task["distillation"] == models.TASK_DISTILLATION
 
 
@@ -230,6 +253,7 @@ def test_rebuild_runs_only_the_stages_asked_and_times_each(monkeypatch, tmp_path
     assert result["machine"]["torch"] == torch.__version__ and result["machine"]["processor"]
     assert result["machine"]["cpu_model"]  # the processor's model: "AVX512" is several Xeon generations
     assert "same processor type" in result["reproducibility"]
+    assert result["plateau_exits"] == {"rule": models.PLATEAU_RULE, "checked": 0, "missed": []}  # no fine-tuning here
     assert json.loads(report.read_text()) == result
     with pytest.raises(ValueError, match="expected stages among"):
         assets.rebuild(["teachers"])
@@ -267,13 +291,24 @@ def _after(planned):
 
 
 def test_what_needs_no_teacher_is_planned_to_run_beside_its_pre_training(tmp_path):
-    """The teacher pre-trains on one thread: the MLM-only students and the bag of words wait for
-    nothing, so the second worker runs them meanwhile; every other job waits for the models it loads."""
+    """The teacher pre-trains on one thread: the random MLM-only students and the bag of words wait for
+    nothing, so the second worker runs them meanwhile; every other job waits for the models it loads
+    (the MLM-only students from the teacher's layers wait for the teacher)."""
     planned = assets.plan(assets.STAGES, str(tmp_path))
     after = _after(planned)
     assert planned[0].name == "teacher" and after["teacher"] == set()
+    assert assets.TEACHER_FREE == (assets.MLM_ONLY,)
     mlm_only = {assets._student_job(assets.MLM_ONLY, seed) for seed in models.STUDENT_SEEDS}
+    assert [job.name for job in planned[1:1 + len(mlm_only)]] == [
+        assets._student_job(assets.MLM_ONLY, seed) for seed in models.STUDENT_SEEDS]
     assert all(after[name] == set() for name in mlm_only)
+    for run in set(models.STUDENT_RUNS) - {assets.MLM_ONLY}:
+        assert all(after[assets._student_job(run, seed)] == {"teacher"} for seed in models.STUDENT_SEEDS)
+    # every corner of the 2 x 2 with every seed, once; the bundled student on its two threads
+    students = [job for job in planned if job.stage == "students"]
+    assert sorted((job.args[0], job.args[1]) for job in students) == sorted(
+        (run, seed) for run in models.STUDENT_RUNS for seed in models.STUDENT_SEEDS)
+    assert [job.name for job in students if job.threads == 2] == [assets._student_job("distilled", 0)]
     bundled_teacher = assets._teacher_sentiment_job(0)
     everything = len(data.sentiment_task("train"))
     for seed in models.TASK_SEEDS:
@@ -308,28 +343,69 @@ def test_a_stage_rebuilt_alone_waits_only_for_what_this_rebuild_makes(stages, tm
         assert all(job.after == () for job in planned)  # the bundled student is there already
 
 
-def test_each_few_label_arm_sees_the_data_it_promises(monkeypatch):
-    """A: the labelled sentences; B: the same, with the teacher's rows; C: every sentence, the
-    unlabelled ones without a label; D: every sentence, the teacher's answer as their label; E: every label."""
-    tokenizer = models.tokenization.load_bundled_tokenizer()
-    train = training.encode(data.sentiment_task("train")[:300], tokenizer)
-    monkeypatch.setattr(assets, "_task_data", lambda: (tokenizer, {"train": train}, None))
-    teacher = torch.randn(300, 2)
+def _tiny_task(monkeypatch, tokenizer, pool=300, unlabelled=100):
+    train = training.encode(data.sentiment_task("train")[:pool], tokenizer)
+    text = training.encode(data.unlabelled_task_text()[:unlabelled], tokenizer)
+    monkeypatch.setattr(assets, "_task_data", lambda: (tokenizer, {"train": train, "unlabelled": text}, None))
+    return train, text
+
+
+def test_each_few_label_arm_sees_the_data_it_promises(monkeypatch, tokenizer):
+    """A: labels drawn from the pool; B: the same, with the teacher's rows; C: the pool and the
+    unlabelled text, the undrawn sentences without a label; D: the same, the teacher's answer as
+    their label; E: every label of the pool."""
+    train, text = _tiny_task(monkeypatch, tokenizer)
+    everything = train.ids + text.ids
+    teacher = torch.randn(400, 2)
     a, objective_a, rows_a = assets.few_label_data("A", 20, seed=3, teacher_logits=teacher)
     b, objective_b, _ = assets.few_label_data("B", 20, seed=3, teacher_logits=teacher)
     assert len(a.ids) == 20 and a == b and objective_a is None and callable(objective_b)
     chosen = [train.ids.index(ids) for ids in a.ids]
     assert a.labels == [train.labels[i] for i in chosen] and list(rows_a) == list(range(20))
     c, objective_c, rows_c = assets.few_label_data("C", 20, seed=3, teacher_logits=teacher)
-    assert c.ids == train.ids and sorted(rows_c) == sorted(chosen) and callable(objective_c)
-    assert [c.labels[i] for i in rows_c] == a.labels and c.labels.count(-100) == 280
+    assert c.ids == everything and sorted(rows_c) == sorted(chosen) and callable(objective_c)
+    assert [c.labels[i] for i in rows_c] == a.labels and c.labels.count(-100) == 380
     d, objective_d, _ = assets.few_label_data("D", 20, seed=3, teacher_logits=teacher)
     guesses = teacher.argmax(-1).tolist()
-    assert objective_d is None and all(d.labels[i] == (train.labels[i] if i in chosen else guesses[i]) for i in range(300))
+    assert objective_d is None and d.ids == everything
+    assert all(d.labels[i] == (train.labels[i] if i in chosen else guesses[i]) for i in range(400))
     e, _, _ = assets.few_label_data("E", 300, seed=3)
     assert e == train
     with pytest.raises(ValueError, match="expected an arm among"):
         assets.few_label_data("F", 20, seed=3, teacher_logits=teacher)
+    with pytest.raises(ValueError, match="between 1 and the pool's 300"):
+        assets.few_label_data("A", 301, seed=3)
+    with pytest.raises(ValueError, match="the teacher's logits for the 400 sentences"):
+        assets.few_label_data("C", 20, seed=3, teacher_logits=teacher[:300])  # the pool's alone
+
+
+def test_the_unlabelled_text_of_arms_c_and_d_holds_held_out_words_and_no_label_it_gives(monkeypatch, tokenizer):
+    """The text read without labels holds the sentences with a held-out word (never labelled: no
+    gold label of theirs reaches an arm), and none of the labelled sentences."""
+    train, text = _tiny_task(monkeypatch, tokenizer)
+    held_out = set(tokenizer.convert_tokens_to_ids(sorted(data.held_out_words())))
+    teacher = torch.randn(400, 2)
+    for arm in "CD":
+        sentences, _, rows = assets.few_label_data(arm, 20, seed=1, teacher_logits=teacher)
+        unlabelled = [i for i in range(len(sentences.ids)) if i not in set(rows)]
+        assert not set(rows) & set(unlabelled) and len(unlabelled) == 380
+        with_held_out = [i for i in unlabelled if held_out & set(sentences.ids[i])]
+        assert len(with_held_out) == 100 and set(with_held_out) == set(range(300, 400))  # all the text, only it
+        assert not any(held_out & set(sentences.ids[i]) for i in rows)  # the labelled ones: the pool's
+        if arm == "C":
+            assert all(sentences.labels[i] == -100 for i in unlabelled)
+        else:  # the teacher's answers, whatever the gold labels
+            assert [sentences.labels[i] for i in with_held_out] == teacher.argmax(-1).tolist()[300:]
+    # and the draw never reaches the unlabelled text: every labelled row is one of the pool's
+    for seed in range(20):
+        _, _, rows = assets.few_label_data("C", 50, seed=seed, teacher_logits=teacher)
+        assert max(rows) < 300
+
+
+def test_the_few_label_runs_train_one_epoch_of_the_whole_task_text():
+    text = len(data.sentiment_task("train")) + len(data.unlabelled_task_text())
+    assert assets.task_steps() == -(-text // models.TASK_FINE_TUNING["batch_size"])
+    assert models.TASK_FINE_TUNING["epochs"] == 1.0
 
 
 def test_an_mlm_only_student_reads_only_the_teachers_sizes(tokenizer):
@@ -370,3 +446,95 @@ def test_the_machine_names_the_processors_model_where_linux_says_it():
     machine = assets.machine()
     assert re.fullmatch(r"cpu family \d+ model \d+ stepping \d+", machine["cpu_model"]), machine
     assert machine["processor"] and machine["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+
+
+def test_the_plateau_limit_is_a_fifth_of_the_steps_or_350_whichever_is_larger():
+    assert [models.plateau_limit(n) for n in (1, 537, 1750, 1751, 1725, 5000)] == [350, 350, 350, 351, 350, 1000]
+    assert "20%" in models.PLATEAU_RULE and "350 steps, whichever is larger" in models.PLATEAU_RULE
+    for bad in (0, -5, 2.5, True, "537"):
+        with pytest.raises(ValueError, match="expected a run's number of steps"):
+            models.plateau_limit(bad)
+
+
+def _run(plateau_end, steps=537, **extra):
+    return {"plateau_end": plateau_end, "steps": steps, "fine_tuning_loss_curve": [0.7] * steps, **extra}
+
+
+def test_the_plateau_exits_list_every_recipe_run_that_leaves_ln_2_late_or_never():
+    report = {
+        "teacher_fine_tuning_runs": [_run(350, seed=0), _run(351, seed=1)],
+        "students": {"runs": [_run(None, run="distilled", seed=0), _run(400, steps=2000, run="distilled", seed=1)]},
+        "plateau": {"runs": [_run(120, schedule="warm-up then linear decay", seed=0),
+                             _run(999, schedule="a schedule cut since", seed=0)]},
+        "lr_sweep": {"runs": [_run(None, lr=3e-5, seed=0)]},  # other rates: not the recipe's, not checked
+        "task_distillation": {"runs": [_run(None, arm="A", seed=0)]},  # few labels: not checked
+    }
+    exits = assets.plateau_exits(report)
+    assert exits["rule"] == models.PLATEAU_RULE and exits["checked"] == 5
+    assert exits["missed"] == [
+        {"run": "teacher-sentiment seed 1", "steps": 537, "plateau_end": 351, "limit": 350},
+        {"run": assets._student_job("distilled", 0), "steps": 537, "plateau_end": None, "limit": 350},
+    ]
+    del report["teacher_fine_tuning_runs"][1]["steps"]  # a report of before steps were recorded: the curve's length
+    assert assets.plateau_exits(report)["missed"][0]["steps"] == 537
+    with pytest.raises(TypeError, match="expected the report's dict"):
+        assets.plateau_exits([])
+
+
+def test_test_accuracies_give_each_kind_and_slice_beside_the_whole():
+    right = [True, False, True, True, False, True]
+    groups = {"kind": ["lexical", "lexical", "but", "negation", "but", "lexical"],
+              "slice": ["seen", "unseen", "unseen", "mixed", "seen", "seen"]}
+    entry = assets.test_accuracies(right, groups)
+    assert entry["sentiment_accuracy_test"] == pytest.approx(4 / 6)
+    assert entry["accuracy_by_kind_test"] == {"lexical": pytest.approx(2 / 3), "but": 0.5, "negation": 1.0}
+    assert list(entry["accuracy_by_kind_test"]) == ["lexical", "but", "negation"]  # data.KINDS' order, none empty
+    assert entry["accuracy_by_slice_test"] == {"seen": pytest.approx(2 / 3), "mixed": 1.0, "unseen": 0.5}
+    with pytest.raises(ValueError, match="a slice per test sentence"):
+        assets.test_accuracies(right, dict(groups, slice=groups["slice"][:5]))
+    with pytest.raises(ValueError, match="one boolean per test sentence"):
+        assets.test_accuracies([], groups)
+
+
+def test_the_slice_summary_sizes_each_slice_and_its_majority_class():
+    summary = assets.slice_summary()
+    for split in ("test", "validation"):
+        sentences = data.sentiment_task(split)
+        assert summary[split]["sentences"] == len(sentences)
+        assert list(summary[split]["slices"]) == list(data.SLICES)
+        assert sum(part["sentences"] for part in summary[split]["slices"].values()) == len(sentences)
+    test = data.sentiment_task("test")
+    unseen = [s.label for s in test if data.slice_of(s) == "unseen"]
+    share = sum(unseen) / len(unseen)
+    assert summary["test"]["slices"]["unseen"]["majority"] == pytest.approx(max(share, 1 - share))
+    assert 0.5 <= summary["test"]["majority"] < 1 and "majority" not in summary["validation"]
+
+
+def _scored(seed, whole, by_slice, **extra):
+    return {"seed": seed, "sentiment_accuracy_test": whole,
+            "accuracy_by_slice_test": dict(zip(data.SLICES, by_slice)), **extra}
+
+
+def test_retention_pairs_each_student_with_the_teacher_of_its_seed():
+    report = {
+        "teacher_fine_tuning_runs": [_scored(seed, 0.9 + 0.01 * seed, (1.0, 0.9, 0.8)) for seed in models.TEACHER_SEEDS],
+        "students": {"runs": [_scored(seed, 0.85, (0.95, 0.8, 0.6 + 0.01 * seed), run="distilled")
+                              for seed in reversed(models.STUDENT_SEEDS)]
+                     + [_scored(0, 0.5, (0.5, 0.5, 0.5), run=assets.MLM_ONLY)]},
+        "slices": {"test": {"majority": 0.55, "slices": {name: {"majority": 0.5} for name in data.SLICES}}},
+    }
+    kept = models.retention(report, "distilled")
+    assert list(kept) == ["all", *data.SLICES] and kept["all"].seeds == tuple(models.STUDENT_SEEDS)
+    assert kept["all"].ratio == pytest.approx([0.85 / (0.9 + 0.01 * s) for s in models.STUDENT_SEEDS])
+    assert kept["unseen"].above_majority == pytest.approx([(0.1 + 0.01 * s) / 0.3 for s in models.STUDENT_SEEDS])
+    assert kept["seen"].majority == 0.5 and kept["all"].majority == 0.55
+    assert models.retention(report, assets.MLM_ONLY)["all"].seeds == (0,)
+    assert 0.96 < models.PAPER_RETENTION < 0.97  # 77.0 / 79.5
+    with pytest.raises(ValueError, match="expected run to be one of"):
+        models.retention(report, "without L_ce")
+    with pytest.raises(KeyError, match="slices"):
+        models.retention({k: v for k, v in report.items() if k != "slices"})
+    with pytest.raises(ValueError, match="the teacher fine-tuned with each seed"):
+        models.retention(dict(report, teacher_fine_tuning_runs=report["teacher_fine_tuning_runs"][1:]))
+    with pytest.raises(TypeError, match="expected the report's dict"):
+        models.retention([report])

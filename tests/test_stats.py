@@ -47,3 +47,34 @@ def test_paired_differences_against_numpy():
 def test_paired_rejects_what_is_not_one_value_per_seed(a, b, match):
     with pytest.raises(ValueError, match=match):
         stats.paired(a, b)
+
+
+def test_retention_pairs_each_student_with_its_teacher_and_measures_above_the_majority_class():
+    student, teacher = [0.80, 0.85, 0.70], [0.90, 0.95, 0.80]
+    kept = stats.retention(student, teacher, majority=0.6, seeds=[4, 5, 6])
+    assert kept.seeds == (4, 5, 6) and kept.majority == 0.6
+    assert kept.ratio == pytest.approx([0.8 / 0.9, 0.85 / 0.95, 0.7 / 0.8])
+    assert kept.above_majority == pytest.approx([0.2 / 0.3, 0.25 / 0.35, 0.1 / 0.2])
+    assert kept.mean["ratio"] == pytest.approx(np.mean(kept.ratio))
+    assert kept.std["above_majority"] == pytest.approx(np.std(kept.above_majority, ddof=1))
+    # a student as good as its teacher keeps everything; one at the majority class keeps nothing above it
+    same = stats.retention([0.9, 0.6], [0.9, 0.8], majority=0.6)
+    assert same.ratio[0] == 1.0 and same.above_majority == pytest.approx((1.0, 0.0)) and same.seeds == (0, 1)
+    assert stats.retention([0.7], [0.8], majority=0.5).std == {"ratio": 0.0, "above_majority": 0.0}
+
+
+@pytest.mark.parametrize("args, message", [
+    (([0.8, 0.9], [0.9], 0.5), "of the same non-zero length"),
+    (([], [], 0.5), "of the same non-zero length"),
+    (([[0.8]], [[0.9]], 0.5), "1-D"),
+    (([80.0], [90.0], 0.5), r"student accuracies in \[0, 1\]"),
+    (([0.8], [float("nan")], 0.5), r"teacher accuracies in \[0, 1\]"),
+    (([0.8], [0.9], 1.0), r"majority, the majority class's share, a number in \[0, 1\)"),
+    (([0.8], [0.9], True), "majority"),
+    (([0.5, 0.8], [0.9, 0.55], 0.6), "every teacher above the majority class"),
+])
+def test_retention_rejects_what_it_cannot_pair(args, message):
+    with pytest.raises(ValueError, match=message):
+        stats.retention(*args)
+    with pytest.raises(ValueError, match="one distinct seed per accuracy"):
+        stats.retention([0.8, 0.7], [0.9, 0.9], 0.5, seeds=[1, 1])

@@ -52,12 +52,42 @@ def test_mlm_only_student_equals_distillation_with_no_teacher_signal(setting):
 def test_teacher_initialised_students_start_from_the_teacher_layers(setting):
     tokenizer, teacher, train = setting
     student, _ = models.train_student("distilled", 0, teacher, tokenizer, train, steps=1, progress=False)
-    random_student, _ = models.train_student("random initialisation", 0, teacher, tokenizer, train, steps=1,
-                                             progress=False)
+    random_student, _ = models.train_student("random initialisation, triple loss", 0, teacher, tokenizer, train,
+                                             steps=1, progress=False)
     word = teacher.bert.embeddings.word_embeddings.weight
     near = (student.distilbert.embeddings.word_embeddings.weight - word).abs().max()
     far = (random_student.distilbert.embeddings.word_embeddings.weight - word).abs().max()
     assert near < far
+
+
+def test_the_students_are_the_2_by_2_of_initialisation_and_loss():
+    """Each corner once: the teacher's layers or random weights x the triple loss or the MLM loss alone."""
+    corners = list(models.STUDENT_GRID.values())
+    assert sorted(corners) == sorted((i, loss) for i in models.STUDENT_INITIALISATIONS for loss in models.STUDENT_LOSSES)
+    assert models.STUDENT_GRID["distilled"] == ("teacher layers", "triple loss")
+    assert models.STUDENT_GRID["no distillation (MLM only)"] == ("random", "MLM only")
+    assert models.SEEDED_RUNS == tuple(models.STUDENT_RUNS) and len(models.STUDENT_SEEDS) == 5
+    for run, (initialisation, loss) in models.STUDENT_GRID.items():
+        assert models.STUDENT_RUNS[run] == (initialisation, models.STUDENT_LOSSES[loss])
+    weights = distill._alphas(models.STUDENT_LOSSES["MLM only"])
+    assert weights["ce"] == weights["cos"] == 0 < weights["mlm"]
+    # only the random, MLM-only student reads nothing of the trained teacher
+    assert [run for run in models.STUDENT_RUNS if not models.needs_teacher(run)] == ["no distillation (MLM only)"]
+    with pytest.raises(ValueError, match="expected run to be one of"):
+        models.needs_teacher("without L_cos")  # cut: the 2 x 2 replaces the single-seed ablations
+
+
+def test_the_teacher_layers_mlm_only_student_starts_from_the_teacher_and_skips_its_outputs(setting, monkeypatch):
+    tokenizer, teacher, train = setting
+    from_teacher, history = models.train_student("teacher layers, MLM only", 0, teacher, tokenizer, train, steps=1,
+                                                 progress=False)
+    monkeypatch.setattr(distill, "distil", lambda *a, **k: pytest.fail("the MLM-only student read the teacher's outputs"))
+    again, _ = models.train_student("teacher layers, MLM only", 0, teacher, tokenizer, train, steps=1, progress=False)
+    assert history.losses["loss"] == history.losses["mlm"]
+    word = teacher.bert.embeddings.word_embeddings.weight
+    assert (from_teacher.distilbert.embeddings.word_embeddings.weight - word).abs().max() < 0.05
+    assert torch.equal(again.distilbert.embeddings.word_embeddings.weight,
+                       from_teacher.distilbert.embeddings.word_embeddings.weight)
 
 
 def test_unknown_run_is_named(setting):
