@@ -250,8 +250,10 @@ def _assemble_teacher_sentiment(results: dict) -> dict:
 
 
 def task_summary() -> dict:
-    """The sentiment task's sizes and the share of each kind of sentence, per split."""
-    summary = {"keep": dict(data.TASK_KEEP), "splits": {}}
+    """The sentiment task's sizes and the share of each kind of sentence, per split (``"train"``: the
+    labelled pool), and the size of its unlabelled text (the training split's sentences with a
+    held-out word, :func:`course_utils.data.unlabelled_task_text`)."""
+    summary = {"keep": dict(data.TASK_KEEP), "splits": {}, "unlabelled_sentences": len(data.unlabelled_task_text())}
     for split in ("train", "validation", "test"):
         sentences = data.sentiment_task(split)
         kinds = [s.kind for s in sentences]
@@ -308,6 +310,8 @@ def _assemble_task_distillation(results: dict) -> dict:
     return {
         "fine_tuning": dict(models.TASK_FINE_TUNING),
         "steps": task_steps(),
+        "labelled_pool": len(data.sentiment_task("train")),
+        "unlabelled_sentences": len(data.unlabelled_task_text()),
         "distillation": dict(models.TASK_DISTILLATION),
         "arms": {**models.TASK_ARMS, models.FEW_LABEL_TEACHER: models.FEW_LABEL_TEACHER},
         "threads": 1,
