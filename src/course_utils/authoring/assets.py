@@ -49,7 +49,7 @@ REPRODUCIBILITY = (
     "tolerances, not the bits."
 )
 MLM_ONLY = "no distillation (MLM only)"  # needs no teacher: trains beside the teacher's pre-training
-# the students that read the trained teacher (its layers or outputs), the others reading only its sizes
+# the students that read only the teacher's sizes, not its layers or outputs: they train beside its pre-training
 TEACHER_FREE = tuple(run for run in models.STUDENT_RUNS if not models.needs_teacher(run))
 
 
@@ -64,7 +64,7 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
     copy are bundled.
     ``"sweep"``: lesson 08's learning-rate sweep, the bundled student fine-tuned at :data:`course_utils.models.LR_SWEEP`.
     ``"plateau"``: lesson 08's schedule study, the recipe for :data:`course_utils.models.PLATEAU_SEEDS` under
-    each of :data:`course_utils.models.PLATEAU_SCHEDULES` (equal total learning rates).
+    each of :data:`course_utils.models.PLATEAU_SCHEDULES` (now the recipe's alone), with per-kind curves.
     ``"task-distillation"``: lesson 07's few-label experiment (:data:`course_utils.models.LABELLED`,
     :data:`course_utils.models.TASK_ARMS`, :data:`course_utils.models.FEW_LABEL_TEACHER`).
 
