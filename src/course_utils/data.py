@@ -444,11 +444,16 @@ class Grammar:
             b.add("PREP", "of")
             b.add("NOUN", noun_of_quality(stem))
         elif not negated and self._chance(COORDINATION):
-            anchor = lambda b, p: (b.add("ADJ", ANCHOR_ADJECTIVES[p]), p)[1]
-            return self._coordinated(b, self.adjective, "ADJ", anchor)
+            return self._coordinated(b, self.adjective, "ADJ", self._anchor_adjective)
         else:
             polarity = self.adjective(b, self.mood)
         return -polarity if negated else polarity
+
+    @staticmethod
+    def _anchor_adjective(b: _Builder, polarity: int) -> int:
+        """Append the paradigm adjective of ``polarity`` ("good", "bad"); return ``polarity``."""
+        b.add("ADJ", ANCHOR_ADJECTIVES[polarity])
+        return polarity
 
     def _coordinated(self, b: _Builder, word, tag: str, anchor=None) -> int:
         """``X and Y`` (two words of one polarity) or ``X but Y`` (opposite ones: Y decides), each word
