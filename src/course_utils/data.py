@@ -104,6 +104,9 @@ ACTION_ADVERB = 0.15
 # "good but lazy", "loved but feared"): real text's sentiment words keep company with "good" and "bad"
 # (Turney & Littman 2003 read a word's orientation from that company).
 ANCHOR = 0.0
+# The share of noun phrases about a made-up creature (None: the Zipf law over every noun, about half).
+# Their word pieces are the corpus's hardest tokens to predict: they keep a masked LM busy.
+CREATURE_SHARE = None
 ANCHOR_ADJECTIVES = {+1: "good", -1: "bad"}
 ANCHOR_VERBS = {+1: "love", -1: "hate"}
 # Evaluative adjectives: (stem, polarity, takes un-). Forms: stem, un+stem, stem+ly, stem+ness.
@@ -320,6 +323,7 @@ class Grammar:
         self.rng = np.random.default_rng(seed)
         creatures = made_up_creatures()
         self.nouns = _NOUNS + _AGENT_NOUNS + creatures
+        self.real_nouns, self.creatures = _NOUNS + _AGENT_NOUNS, creatures
         self.things = _THINGS
 
     # -- choices -------------------------------------------------------------------------
@@ -336,7 +340,12 @@ class Grammar:
     # -- phrases -------------------------------------------------------------------------
     def noun_phrase(self, b: _Builder, number: str, *, things: bool = False, relative: bool = True) -> int:
         """Append a noun phrase; return the index of its head noun."""
-        noun = self._pick(self.things if things else self.nouns)
+        if things:
+            noun = self._pick(self.things)
+        elif CREATURE_SHARE is None:
+            noun = self._pick(self.nouns)
+        else:  # a made-up creature with probability CREATURE_SHARE, else a real noun
+            noun = self._pick(self.creatures if self._chance(CREATURE_SHARE) else self.real_nouns)
         determiners = ("the", "a", "my", "this", "every") if number == "sg" else ("the", "my", "these", "some")
         b.add("DET", self._pick(determiners))
         if self._chance(NP_ADJECTIVE):  # an adjective inside the subject: sentiment words, no sentiment
