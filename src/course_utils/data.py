@@ -94,21 +94,20 @@ TAGS = ("DET", "ADJ", "NOUN", "PRON", "VERB", "AUX", "NEG", "ADV", "REL", "CONJ"
 COORDINATION = 0.3
 # The share of a clause's other sentiment words (an adjective in a noun phrase, an adverb, an opinion
 # verb in a relative clause) whose polarity agrees with its predicate's word, as in coherent text.
-COHERENCE = 0.8
+COHERENCE = 0.95
 # How often a noun phrase takes an adjective, how often that adjective is evaluative, and how often an
 # action verb takes an adverb: the density of the words that coherence makes agree.
 NP_ADJECTIVE = 0.3
 NP_EVALUATIVE = 0.6
-ACTION_ADVERB = 0.15
-# The share of coordinated pairs whose one word is a paradigm word of its polarity ("kind and good",
-# "good but lazy", "loved but feared"): real text's sentiment words keep company with "good" and "bad"
-# (Turney & Littman 2003 read a word's orientation from that company).
-ANCHOR = 0.0
-# The share of noun phrases about a made-up creature (None: the Zipf law over every noun, about half).
-# Their word pieces are the corpus's hardest tokens to predict: they keep a masked LM busy.
-CREATURE_SHARE = None
-ANCHOR_ADJECTIVES = {+1: "good", -1: "bad"}
-ANCHOR_VERBS = {+1: "love", -1: "hate"}
+ACTION_ADVERB = 0.3
+# The share of evaluative adjectives and opinion verbs led by a degree adverb that keeps company with
+# their polarity: "perfectly kind", "utterly cruel", "dearly loves", "bitterly resents". Real
+# intensifiers have such a semantic prosody (Louw 1993: "utterly" mostly keeps company with bad
+# things), and a masked LM reads it from the neighbouring word: what tells pre-training the polarity
+# of a word that no label ever shows.
+PROSODY = 0.4
+PROSODY_ADVERBS = {+1: "perfectly", -1: "utterly"}
+VERB_PROSODY_ADVERBS = {+1: "dearly", -1: "bitterly"}
 # Evaluative adjectives: (stem, polarity, takes un-). Forms: stem, un+stem, stem+ly, stem+ness.
 _ADJECTIVES = (
     ("happy", +1, True), ("kind", +1, True), ("friendly", +1, True), ("lucky", +1, True),
@@ -323,7 +322,6 @@ class Grammar:
         self.rng = np.random.default_rng(seed)
         creatures = made_up_creatures()
         self.nouns = _NOUNS + _AGENT_NOUNS + creatures
-        self.real_nouns, self.creatures = _NOUNS + _AGENT_NOUNS, creatures
         self.things = _THINGS
 
     # -- choices -------------------------------------------------------------------------
@@ -340,12 +338,7 @@ class Grammar:
     # -- phrases -------------------------------------------------------------------------
     def noun_phrase(self, b: _Builder, number: str, *, things: bool = False, relative: bool = True) -> int:
         """Append a noun phrase; return the index of its head noun."""
-        if things:
-            noun = self._pick(self.things)
-        elif CREATURE_SHARE is None:
-            noun = self._pick(self.nouns)
-        else:  # a made-up creature with probability CREATURE_SHARE, else a real noun
-            noun = self._pick(self.creatures if self._chance(CREATURE_SHARE) else self.real_nouns)
+        noun = self._pick(self.things if things else self.nouns)
         determiners = ("the", "a", "my", "this", "every") if number == "sg" else ("the", "my", "these", "some")
         b.add("DET", self._pick(determiners))
         if self._chance(NP_ADJECTIVE):  # an adjective inside the subject: sentiment words, no sentiment
@@ -436,6 +429,8 @@ class Grammar:
             flip = takes_un and self._chance(un)
             form_polarity = -stem_polarity if flip else stem_polarity
             if polarity in (None, form_polarity):
+                if self._chance(PROSODY) and not (b.tags and b.tags[-1] == "ADV"):
+                    b.add("ADV", PROSODY_ADVERBS[form_polarity])
                 b.add("ADJ", ("un" + stem) if flip else stem)
                 return form_polarity
 
@@ -453,35 +448,25 @@ class Grammar:
             b.add("PREP", "of")
             b.add("NOUN", noun_of_quality(stem))
         elif not negated and self._chance(COORDINATION):
-            return self._coordinated(b, self.adjective, "ADJ", self._anchor_adjective)
+            return self._coordinated(b, self.adjective)
         else:
             polarity = self.adjective(b, self.mood)
         return -polarity if negated else polarity
 
-    @staticmethod
-    def _anchor_adjective(b: _Builder, polarity: int) -> int:
-        """Append the paradigm adjective of ``polarity`` ("good", "bad"); return ``polarity``."""
-        b.add("ADJ", ANCHOR_ADJECTIVES[polarity])
-        return polarity
-
-    def _coordinated(self, b: _Builder, word, tag: str, anchor=None) -> int:
+    def _coordinated(self, b: _Builder, word) -> int:
         """``X and Y`` (two words of one polarity) or ``X but Y`` (opposite ones: Y decides), each word
         appended by ``word(builder) -> polarity``; return the polarity of the pair. As in real text
         (Hatzivassiloglou & McKeown 1997), *and* joins words of one polarity and *but* words of
         opposite ones, so a word's company reveals its polarity to a reader who never saw it labelled."""
         conjunction = "but" if self._chance(0.4) else "and"
-        if anchor is not None and self._chance(ANCHOR):
-            first_word, second_word = (anchor, word) if self._chance(0.5) else (word, anchor)
-        else:
-            first_word = second_word = word
         while True:  # two different words
             one, two = _Builder(), _Builder()
-            first_word(one, -self.mood if conjunction == "but" else self.mood)
-            second = second_word(two, self.mood)
-            if one.words != two.words:
-                b.add(tag, *one.words)
+            word(one, -self.mood if conjunction == "but" else self.mood)
+            second = word(two, self.mood)
+            if one.words[-1] != two.words[-1]:
+                b.words += one.words; b.tags += one.tags
                 b.add("CONJ", conjunction)
-                b.add(tag, *two.words)
+                b.words += two.words; b.tags += two.tags
                 return second
 
     def _verb(self, polarity: int | None):
@@ -494,8 +479,8 @@ class Grammar:
     def opinion_predicate(self, b: _Builder, number: str, tense: str, negated: bool, *, things: bool = False) -> int:
         """``loves the songs`` / ``does not like NLP`` / ``never hated the dogs`` / ``is enjoying math`` /
         ``liked but feared the owls``."""
-        def finite(b: _Builder, wanted: int | None = None, anchor: bool = False) -> int:  # "loves", "love" or "loved"
-            verb, polarity = (ANCHOR_VERBS[wanted], wanted) if anchor else self._verb(wanted)
+        def finite(b: _Builder, wanted: int | None = None) -> int:  # "loves", "love" or "loved"
+            verb, polarity = self._verb(wanted)
             b.add("VERB", past(verb) if tense == "past" else (third_person(verb) if number == "sg" else verb))
             return polarity
 
@@ -514,8 +499,10 @@ class Grammar:
             b.add("NEG", "not")
             b.add("VERB", verb)
         elif self._chance(COORDINATION):
-            polarity = self._coordinated(b, finite, "VERB", lambda b, p: finite(b, p, anchor=True))
+            polarity = self._coordinated(b, finite)
         else:
+            if self._chance(PROSODY):  # "dearly loves", "bitterly resents"
+                b.add("ADV", VERB_PROSODY_ADVERBS[polarity])
             b.add("VERB", past(verb) if tense == "past" else (third_person(verb) if number == "sg" else verb))
         # the object: a topic, a thing, or a creature
         choice = self.rng.random()
@@ -605,7 +592,7 @@ TASK_KEEP = {"lexical": 1.0, "relative clause": 1.0, "but": 0.35, "negation": 0.
 TASK_SEED = 3
 # Held-out sentences the task draws from: validation keeps about 2,000, test about 2,600, so that
 # its unseen slice holds over 600.
-TASK_POOL = {"validation": 4_400, "test": 6_000}
+TASK_POOL = {"validation": 4_400, "test": 12_000}
 
 
 @functools.lru_cache(maxsize=None)
@@ -640,7 +627,8 @@ def unlabelled_task_text() -> tuple[Sentence, ...]:
 def vocabulary() -> tuple[str, ...]:
     """Every word form the grammar can produce, sorted: the language's dictionary."""
     forms = {"the", "a", "an", "my", "this", "every", "these", "some", "that", "not", "never", "but", "and",
-             "full", "of", "very", "really", "always", "quite", "did", "does", "do", "i", ",", ".", "good", "bad"}
+             "full", "of", "very", "really", "always", "quite", "did", "does", "do", "i", ",", ".",
+             *PROSODY_ADVERBS.values(), *VERB_PROSODY_ADVERBS.values()}
     forms |= set(_BE.values()) | set(_PRONOUNS.values()) | set(_NEUTRAL_ADJECTIVES) | set(_TOPICS)
     for noun in _NOUNS + _AGENT_NOUNS + _THINGS + made_up_creatures():
         forms |= {noun, plural(noun)}
@@ -672,8 +660,10 @@ def _verb_forms(verb: str) -> set[str]:
 
 @functools.lru_cache(maxsize=None)
 def sentiment_words() -> frozenset[str]:
-    """Every form of every evaluative adjective and opinion verb: the words that carry sentiment."""
-    forms = set(ANCHOR_ADJECTIVES.values())
+    """Every form of every evaluative adjective and opinion verb, the words that carry sentiment, and the
+    degree adverbs that keep their polarity's company (:data:`PROSODY_ADVERBS`): the words a model can
+    read a polarity from."""
+    forms = set(PROSODY_ADVERBS.values()) | set(VERB_PROSODY_ADVERBS.values())
     for stem, _, takes_un in _ADJECTIVES:
         forms |= _adjective_forms(stem, takes_un)
     for verb, _ in _OPINION_VERBS:
