@@ -1,5 +1,6 @@
 """course_utils.data: the running example."""
 
+import collections
 import numpy as np
 import pytest
 
@@ -107,7 +108,7 @@ def test_same_seed_same_corpus_and_a_known_first_sentence():
     assert first != data.generate_sentences(50, seed=4)
     # pinned: a change to the grammar or to numpy's generator shows up here, not as silent drift
     assert data.generate_sentences(1, seed=0)[0].text == (
-        "The cat feared the plun, but the green donkey respected the dragons."
+        "This cat disliked and despised history, and it was not polite."
     )
 
 
@@ -175,7 +176,7 @@ def _main_predicate_start(words, tags, start, end):
     i = start
     if tags[i] == "PRON":
         return i + 1
-    while tags[i] in ("DET", "ADJ"):
+    while tags[i] in ("DET", "ADV", "ADJ"):  # "the utterly cruel dog"
         i += 1
     i += 1  # the head noun
     if i < end and tags[i] == "REL":
@@ -199,10 +200,25 @@ def _main_predicate_start(words, tags, start, end):
     return i
 
 
+def _word_polarity(word):
+    """The polarity of an evaluative adjective form (``kind``, ``unkind``) or an opinion verb form."""
+    if word in _VERB_POLARITY:
+        return _VERB_POLARITY[word]
+    if word in _ADJECTIVE_POLARITY:
+        return _ADJECTIVE_POLARITY[word]
+    return -_ADJECTIVE_POLARITY[word.removeprefix("un")]
+
+
 def _clause_polarity(words, tags, start, end):
     i = _main_predicate_start(words, tags, start, end)
     predicate = words[i:end]
     negated = "not" in predicate[:3] or "never" in predicate[:3]
+    if "CONJ" in tags[i:end]:  # a coordinated predicate: "is kind and calm", "liked but feared": the second decides
+        assert not negated, "only un-negated predicates are coordinated"
+        joint = i + tags[i:end].index("CONJ")
+        first, second = _word_polarity(words[joint - 1]), _word_polarity(words[joint + 1 + (tags[joint + 1] == "ADV")])
+        assert (first == -second) == (words[joint] == "but"), "'and' joins one polarity, 'but' opposite ones"
+        return second
     if "full" in predicate:
         stem = words[i + predicate.index("full") + 2].removesuffix("ness")
         stem = next(s for s in _ADJECTIVE_POLARITY if data.noun_of_quality(s) == words[i + predicate.index("full") + 2])
@@ -221,8 +237,8 @@ def _clause_polarity(words, tags, start, end):
 def _label(sentence):
     words, tags = sentence.words, sentence.tags
     end = len(words) - 1  # the full stop
-    if "CONJ" in tags:
-        conjunction = tags.index("CONJ")
+    if "," in words:  # two clauses: ", and" / ", but"
+        conjunction = words.index(",") + 1
         first = _clause_polarity(words, tags, 0, conjunction - 1)
         second = _clause_polarity(words, tags, conjunction + 1, end)
         assert (first == -second) == (words[conjunction] == "but"), "'but' joins opposite polarities"
@@ -256,7 +272,7 @@ def _independent_kind(sentence):
     """The kind of a sentence read from its words and tags with the independent parser above."""
     words, tags = sentence.words, sentence.tags
     end = len(words) - 1
-    start = tags.index("CONJ") + 1 if "CONJ" in tags else 0
+    start = words.index(",") + 2 if "," in words else 0
     predicate = words[_main_predicate_start(words, tags, start, end):end]
     if "not" in predicate[:3] or "never" in predicate[:3]:
         return "negation"
@@ -267,7 +283,7 @@ def _independent_kind(sentence):
 
 def test_each_sentence_knows_which_main_clauses_are_negated_and_its_kind():
     for sentence in data.corpus("test"):
-        assert len(sentence.negated) == 1 + ("CONJ" in sentence.tags)
+        assert len(sentence.negated) == 1 + ("," in sentence.words)
         assert sentence.kind == _independent_kind(sentence), sentence.text
     assert {s.kind for s in data.corpus("test")} == set(data.KINDS)
     # a sentence made by hand, without the analysis, reads its kind from its words
@@ -278,13 +294,13 @@ def test_each_sentence_knows_which_main_clauses_are_negated_and_its_kind():
 def test_recording_the_analysis_leaves_every_sentence_as_it_was():
     """The tokenizer and the pre-trained models read these sentences: the analysis must not move them."""
     assert data.generate_sentences(1, seed=0)[0].text == (
-        "The cat feared the plun, but the green donkey respected the dragons."
+        "This cat disliked and despised history, and it was not polite."
     )
     digest = __import__("hashlib").sha256("\n".join(s.text for s in data.corpus("train")).encode()).hexdigest()
     assert digest == TRAIN_DIGEST
 
 
-TRAIN_DIGEST = "3f97b5084850d8c3d0116b45a009b9660b79f1befe7243b31c2a7cb4be1f3344"  # before the analysis was recorded
+TRAIN_DIGEST = "27ebb89216c3de8e30143eba818d8a83b5b01b3d8d6e3eb8abacc6c1a18f7b70"  # the grammar of issue 40
 
 
 def test_the_sentiment_task_keeps_each_kind_at_its_rate_and_negation_a_minority():
@@ -292,8 +308,11 @@ def test_the_sentiment_task_keeps_each_kind_at_its_rate_and_negation_a_minority(
         task = data.sentiment_task(split)
         assert task == data.sentiment_task(split)  # seeded
         pool = data.corpus("train") if split == "train" else data._held_out(split, data.TASK_POOL[split])
-        assert set(task) <= set(pool)
-        kinds = [s.kind for s in task]
+        drawn = data._task_draw(split)
+        assert set(drawn) <= set(pool)
+        # labelled sentences: the draw's seen slice; validation and test: the whole draw
+        assert task == (tuple(s for s in drawn if data.slice_of(s) == "seen") if split == "train" else drawn)
+        kinds = [s.kind for s in drawn]
         shares = {k: kinds.count(k) / len(kinds) for k in data.KINDS}
         assert 0.10 < shares["negation"] < 0.20 and shares["lexical"] > 0.35, shares
         assert 0.40 < sum(s.label for s in task) / len(task) < 0.55
@@ -301,7 +320,44 @@ def test_the_sentiment_task_keeps_each_kind_at_its_rate_and_negation_a_minority(
             available = sum(s.kind == kind for s in pool)
             kept = kinds.count(kind)
             assert abs(kept - keep * available) <= 4 * (available * keep * (1 - keep)) ** 0.5 + 1e-9, kind
-    assert 1_800 < len(data.sentiment_task("test")) < 2_200
+    assert 4_500 < len(data.sentiment_task("test")) < 6_000
     assert data.corpus("test") == data._held_out("test", data.TASK_POOL["test"])[:2_000]  # the corpus's split is the pool's start
     with pytest.raises(ValueError, match="expected split to be one of"):
         data.sentiment_task("dev")
+
+
+def test_held_out_words_never_reach_a_label_and_the_test_set_reports_each_slice():
+    held = data.held_out_words()
+    assert held and held <= data.sentiment_words()
+    assert not any(set(s.words) & held for s in data.sentiment_task("train"))  # no label shows them
+    assert any(set(s.words) & held for s in data.unlabelled_task_text())  # pre-training reads them
+    test = data.sentiment_task("test")
+    slices = [data.slice_of(s) for s in test]
+    assert slices.count("unseen") >= 600  # issue 40: the unseen slice holds at least 600 sentences
+    for name in data.SLICES:
+        labels = [s.label for s, n in zip(test, slices) if n == name]
+        assert 0.35 < sum(labels) / len(labels) < 0.65, name  # both classes, so the majority is not the answer
+    unseen = next(s for s, n in zip(test, slices) if n == "unseen")
+    assert set(unseen.words) & held and not (set(unseen.words) & (data.sentiment_words() - held))
+    with pytest.raises(TypeError, match="expected a Sentence"):
+        data.slice_of("the cat is kind .")
+
+
+def test_degree_adverbs_keep_the_company_of_their_polarity():
+    """The cue pre-training reads: "perfectly" only before positive forms, "utterly" before negative
+    ones, "dearly" and "bitterly" before the finite opinion verbs of their polarity; held-out words included."""
+    polarity = {**_VERB_POLARITY}
+    for stem, p, takes_un in data._ADJECTIVES:
+        polarity[stem] = p
+        if takes_un:
+            polarity["un" + stem] = -p
+    adverbs = {**{w: p for p, w in data.PROSODY_ADVERBS.items()}, **{w: p for p, w in data.VERB_PROSODY_ADVERBS.items()}}
+    led = collections.Counter()
+    for sentence in data.corpus("train"):
+        words, tags = sentence.words, sentence.tags
+        for i, word in enumerate(words[:-1]):
+            if word in adverbs and tags[i] == "ADV" and words[i + 1] in polarity:
+                assert polarity[words[i + 1]] == adverbs[word], sentence.text
+                led[words[i + 1]] += 1
+    held_forms = {w for w in data.held_out_words() if w in polarity and not w.endswith("ing")}  # "is loving": no adverb
+    assert all(led[w] >= 20 for w in held_forms), sorted((led[w], w) for w in held_forms)[:5]

@@ -60,6 +60,13 @@ def test_every_corpus_word_tokenizes_without_unk(tokenizer):
     assert unknown == []
 
 
+def test_every_held_out_word_form_is_one_whole_token(tokenizer):
+    """A bag of words over tokens must truly never see a held-out word labelled (issue 40): no piece of
+    it may be shared with a seen word, so each form is a token of its own."""
+    split = sorted(w for w in data.held_out_words() if len(tokenizer.tokenize(w)) != 1)
+    assert not split, split
+
+
 def test_padding_and_truncation(tokenizer):
     batch = tokenizer(["I love NLP", "the cat is happy ."], padding=True, return_tensors="np")
     assert batch["input_ids"].shape == (2, 7)

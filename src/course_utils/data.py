@@ -340,6 +340,7 @@ class Grammar:
         """Append a noun phrase; return the index of its head noun."""
         noun = self._pick(self.things if things else self.nouns)
         determiners = ("the", "a", "my", "this", "every") if number == "sg" else ("the", "my", "these", "some")
+        determiner = len(b.words)
         b.add("DET", self._pick(determiners))
         if self._chance(NP_ADJECTIVE):  # an adjective inside the subject: sentiment words, no sentiment
             if self._chance(NP_EVALUATIVE):
@@ -348,7 +349,6 @@ class Grammar:
                 b.add("ADJ", self._pick(_NEUTRAL_ADJECTIVES))
         head = len(b.words)
         b.add("NOUN", noun if number == "sg" else plural(noun))
-        determiner = head - 1 if b.tags[head - 1] == "DET" else head - 2
         if b.words[determiner] == "a" and b.words[determiner + 1][0] in "aeiou":
             b.words[determiner] = "an"  # "an angry cat", "an owl"
         if relative and self._chance(0.35):
