@@ -361,3 +361,22 @@ def test_degree_adverbs_keep_the_company_of_their_polarity():
                 led[words[i + 1]] += 1
     held_forms = {w for w in data.held_out_words() if w in polarity and not w.endswith("ing")}  # "is loving": no adverb
     assert all(led[w] >= 20 for w in held_forms), sorted((led[w], w) for w in held_forms)[:5]
+
+
+def test_polarity_reads_every_form_of_a_sentiment_word_and_rejects_other_words():
+    assert [data.polarity(w) for w in ("kind", "kindly", "kindness", "unkind", "cruel", "admires", "dreaded")] == [
+        1, 1, 1, -1, -1, 1, -1]
+    sentiment = data.sentiment_words() - set(data.PROSODY_ADVERBS.values()) - set(data.VERB_PROSODY_ADVERBS.values())
+    assert {data.polarity(w) for w in sentiment} == {1, -1}  # every form has one
+    held = {data.polarity(stem) for stem in data.HELD_OUT_ADJECTIVES + data.HELD_OUT_VERBS}
+    assert held == {1, -1}
+    checked = 0
+    for sentence in data.corpus("validation"):  # "The dog is (perfectly) kind.": the label is the word's polarity
+        if sentence.tags[-2] == "ADJ" and sentence.kind == "lexical" and not {"REL", "CONJ"} & set(sentence.tags):
+            assert (data.polarity(sentence.words[-2]) > 0) == (sentence.label == data.POSITIVE), sentence.text
+            checked += 1
+    assert checked > 50
+    with pytest.raises(ValueError, match="expected a form of an evaluative adjective"):
+        data.polarity("dog")
+    with pytest.raises(TypeError, match="expected a word"):
+        data.polarity(1)

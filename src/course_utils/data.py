@@ -684,6 +684,29 @@ def held_out_words() -> frozenset[str]:
     return frozenset(forms)
 
 
+@functools.lru_cache(maxsize=None)
+def _polarities() -> dict[str, int]:
+    polarities: dict[str, int] = {}
+    for stem, polarity_, takes_un in _ADJECTIVES:
+        polarities.update(dict.fromkeys(_adjective_forms(stem, False), polarity_))
+        if takes_un:
+            polarities["un" + stem] = -polarity_
+    for verb, polarity_ in _OPINION_VERBS:
+        polarities.update(dict.fromkeys(_verb_forms(verb), polarity_))
+    return polarities
+
+
+def polarity(word: str) -> int:
+    """The polarity of a form of an evaluative adjective or an opinion verb, as the grammar's labels read
+    it: ``+1`` ("kind", "kindly", "admires") or ``-1`` ("cruel", "unkind", "dreaded")."""
+    if not isinstance(word, str):
+        raise TypeError(f"expected a word (a str), got {type(word).__name__}")
+    if word not in _polarities():
+        raise ValueError(f"expected a form of an evaluative adjective or an opinion verb, such as 'kind' or "
+                         f"'admires', got {word!r}")
+    return _polarities()[word]
+
+
 def slice_of(sentence: Sentence) -> str:
     """``"seen"`` when every sentiment word of ``sentence`` occurs in the labelled sentences, ``"unseen"``
     when none does (all are held out), ``"mixed"`` otherwise: one of :data:`SLICES`."""
