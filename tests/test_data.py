@@ -1,6 +1,7 @@
 """course_utils.data: the running example."""
 
 import collections
+
 import numpy as np
 import pytest
 

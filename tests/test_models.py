@@ -89,7 +89,9 @@ def test_teacher_fills_in_a_masked_word_of_the_grammar(tokenizer):
     with torch.inference_mode():
         logits = teacher(**inputs).logits
     position = inputs["input_ids"][0].tolist().index(tokenizer.mask_token_id)
-    assert tokenizer.convert_ids_to_tokens(int(logits[0, position].argmax())) == "were"
+    # the main verb agrees with "cats" across the relative clause; its tense is free in the grammar
+    top = tokenizer.convert_ids_to_tokens(logits[0, position].topk(2).indices.tolist())
+    assert set(top) == {"are", "were"}, top
 
 
 def test_load_model_offline_gives_the_bundled_teacher_with_one_line(monkeypatch, capsys):

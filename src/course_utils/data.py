@@ -311,6 +311,11 @@ class _Builder:
             self.words.append(word)
             self.tags.append(tag)
 
+    def extend(self, other: "_Builder") -> None:
+        """Append another builder's words with their own tags ("utterly cruel": ADV ADJ)."""
+        self.words += other.words
+        self.tags += other.tags
+
 
 class Grammar:
     """The course grammar with a seeded random generator; :meth:`sentence` draws one sentence.
@@ -465,9 +470,9 @@ class Grammar:
             word(one, -self.mood if conjunction == "but" else self.mood)
             second = word(two, self.mood)
             if one.words[-1] != two.words[-1]:
-                b.words += one.words; b.tags += one.tags
+                b.extend(one)
                 b.add("CONJ", conjunction)
-                b.words += two.words; b.tags += two.tags
+                b.extend(two)
                 return second
 
     def _verb(self, polarity: int | None):
