@@ -157,6 +157,10 @@ def test_seed_spread_shows_every_seed_and_each_mean():
     assert list(points.y) == [0.5, 0.6, 0.8] and list(points.x) == ["500 labels"] * 2 + ["2000 labels"]
     assert list(means.y) == [0.55, 0.8] and means.legendgroup == points.legendgroup == "m1"
     assert points.marker.symbol != fig.data[2].marker.symbol and fig.layout.scattermode == "group"
+    # the y axis spans the points and the reference, not from 0 (grouped markers' autorange would)
+    low, high = fig.layout.yaxis.range
+    assert 0.4 < low < 0.5 and 0.99 < high < 1.05
+    assert fig.layout.shapes[0].line.color == plots.REFERENCE_COLOR
     with pytest.raises(ValueError, match="at least one setting"):
         plots.seed_spread({}, title="t", x_title="x", y_title="y")
 

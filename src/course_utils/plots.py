@@ -32,6 +32,8 @@ DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 SEQUENTIAL = "Cividis"
 DIVERGING = "RdBu"
 TEMPLATE = "plotly_white"
+# A reference line (chance, a teacher's score): mid grey, 3.9:1 on white and 4:1 on the dark page
+REFERENCE_COLOR = "#808080"
 
 # Figures carry values to this many significant digits (course_utils.precision says why).
 SIGNIFICANT_DIGITS = FIGURE_DIGITS
@@ -298,7 +300,7 @@ def curve_groups(
     if reference is not None:
         label, y = reference
         fig.add_trace(go.Scatter(x=[xs[0], xs[-1]], y=significant([y, y]), name=label, mode="lines",
-                                 line=dict(color="black", width=1, dash="dot")))
+                                 line=dict(color=REFERENCE_COLOR, width=1, dash="dot")))
     fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return _style(fig, title, x_title, y_title, height)
 
@@ -338,10 +340,16 @@ def seed_spread(
         fig.add_trace(go.Scatter(x=settings, y=means, name=f"{method}: mean", mode="markers", offsetgroup=method,
                                  legendgroup=method, showlegend=False,
                                  marker=dict(color=color(i), symbol="line-ew-open", size=26, line=dict(width=2.5))))
+    shown = [v for by_method in values.values() for seeds in by_method.values() for v in seeds]
     if reference is not None:
         label, y = reference
-        fig.add_hline(y=float(significant([y])[0]), line=dict(color="black", width=1, dash="dot"),
+        fig.add_hline(y=float(significant([y])[0]), line=dict(color=REFERENCE_COLOR, width=1, dash="dot"),
                       annotation_text=label, annotation_position="top left")
+        shown.append(y)
+    # grouped markers make plotly's autorange include 0 (as for bars); the points need the room
+    low, high = float(np.min(shown)), float(np.max(shown))
+    pad = max(0.08 * (high - low), 0.01 * max(abs(high), abs(low), 1e-12))
+    fig.update_yaxes(range=[low - pad, high + pad])
     fig.update_layout(scattermode="group", legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return _style(fig, title, x_title, y_title, height)
 

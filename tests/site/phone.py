@@ -95,10 +95,19 @@ TRANSFERRED = """() => {
   return [entries.reduce((sum, e) => sum + (e.transferSize || 0), 0), entries.reduce((sum, e) => sum + (e.decodedBodySize || 0), 0)];
 }"""
 
-# In dark mode: figures whose background stays light, and figure texts under 4.5:1 against what is
-# behind them: the figure's background, or an annotation's own box, or a filled shape (a diagram's).
+# In dark mode: figures whose background stays light, figure texts under 4.5:1 against what is
+# behind them (the figure's background, or an annotation's own box, or a filled shape, a diagram's),
+# and lines under 3:1 against the background.
 DARK_FIGURES = """() => {
-  const rgb = c => (c.match(/[\\d.]+/g) || []).slice(0, 3).map(Number);
+  // "rgb(30, 34, 40)" as getComputedStyle gives it, or "#1e2228" as plotly's layout holds it
+  const rgb = c => {
+    const hex = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(c.trim());
+    if (hex) { const h = hex[1].length === 3 ? hex[1].replace(/./g, '$&$&') : hex[1];
+               return [0, 2, 4].map(i => parseInt(h.substr(i, 2), 16)); }
+    const v = (c.match(/[\\d.]+/g) || []).slice(0, 3).map(Number);
+    if (v.length !== 3) throw new Error(`not a colour: ${c}`);
+    return v;
+  };
   const lum = c => {
     const [r, g, b] = rgb(c).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
@@ -127,6 +136,12 @@ DARK_FIGURES = """() => {
       if (fill && fill.startsWith('rgb') && ratio(fill, under) < 4.5) {
         problems.push(`${div.id}: "${t.textContent.slice(0, 20)}" ${fill} on ${under}: ${ratio(fill, under).toFixed(1)}:1`);
       }
+    });
+    // lines (traces, reference lines, outlines, arrows) under 3:1, WCAG's contrast for graphics
+    div.querySelectorAll('.scatterlayer .js-line, .shapelayer path, g.annotation path').forEach(p => {
+      const s = getComputedStyle(p);
+      if (!s.stroke.startsWith('rgb') || parseFloat(s.strokeWidth) === 0 || Number(s.strokeOpacity) === 0) return;
+      if (ratio(s.stroke, bg) < 3) problems.push(`${div.id}: a line ${s.stroke} on ${bg}: ${ratio(s.stroke, bg).toFixed(1)}:1`);
     });
   });
   return problems;

@@ -18,7 +18,8 @@
  * - an explorer (a figure with a slider or a menu) fits the height of a laptop screen;
  * - log axes spanning a power of ten or more label the powers of ten only (not bare 2 and 5);
  * - in dark mode the figure's background, text and grid follow the page's colours, and so do the
- *   white boxes of diagrams (annotations' backgrounds, filled shapes).
+ *   white boxes of diagrams (annotations' backgrounds, filled shapes); a line, an arrow or a label
+ *   too dark to read on the page is lightened, its hue kept (legible()).
  *
  * Figures are drawn one per task, so the page paints first; window.courseFigures.ready resolves
  * when every figure is drawn. They are fitted again when the width or the colour mode changes.
@@ -288,21 +289,50 @@
     margin.r = Math.min(margin.r === undefined ? 80 : margin.r, 24);
   }
 
-  /* Whether a plotly colour ("white", "#fff", "#ffffff", "rgb(...)", an opaque "rgba(...)") is light. */
-  function isLight(color) {
-    var c = String(color || "").trim().toLowerCase(), rgb;
-    if (c === "white") return true;
+  /* A plotly colour ("white", "black", "#fff", "#ffffff", "rgb(...)", an opaque "rgba(...)") as
+   * [r, g, b]; null for anything else (a named colour, a transparent one, an array). */
+  function rgbOf(color) {
+    var c = String(color || "").trim().toLowerCase();
+    if (c === "white") return [255, 255, 255];
+    if (c === "black") return [0, 0, 0];
     var hex = c.match(/^#([0-9a-f]{3}|[0-9a-f]{6})$/);
     if (hex) {
       var h = hex[1].length === 3 ? hex[1].replace(/./g, "$&$&") : hex[1];
-      rgb = [0, 2, 4].map(function (i) { return parseInt(h.substr(i, 2), 16); });
-    } else {
-      var m = c.match(/^rgba?\(([^)]+)\)$/);
-      if (!m) return false;
-      rgb = m[1].split(",").map(Number);
-      if (rgb.length > 3 && rgb[3] < 0.5) return false;
+      return [0, 2, 4].map(function (i) { return parseInt(h.substr(i, 2), 16); });
     }
-    return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 200;
+    var m = c.match(/^rgba?\(([^)]+)\)$/);
+    if (!m) return null;
+    var rgb = m[1].split(",").map(Number);
+    return rgb.length > 3 && rgb[3] < 0.5 ? null : rgb.slice(0, 3);
+  }
+
+  /* Whether a colour is light (a white box that light text cannot read on). */
+  function isLight(color) {
+    var rgb = rgbOf(color);
+    return rgb !== null && 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 200;
+  }
+
+  /* WCAG's contrast ratio of two [r, g, b]. */
+  function contrast(a, b) {
+    var lum = function (rgb) {
+      var v = rgb.map(function (x) { x /= 255; return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
+      return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2];
+    };
+    var hi = Math.max(lum(a), lum(b)), lo = Math.min(lum(a), lum(b));
+    return (hi + 0.05) / (lo + 0.05);
+  }
+
+  /* ``owner[key]``, a colour, mixed towards white (its hue kept) until it stands ``ratio`` : 1
+   * against ``background`` (the dark figure's, unless given): WCAG asks 4.5 of text, 3 of lines.
+   * A black reference line, a diagram's black outline or grey arrow, a blue label: all stay legible. */
+  function legible(owner, key, ratio, background) {
+    var rgb = owner && rgbOf(owner[key]);
+    var under = rgbOf(background) || rgbOf(DARK.paper);
+    if (!rgb || contrast(rgb, under) >= ratio) return;
+    for (var t = 0.05; t <= 1.0001; t += 0.05) {
+      var mixed = rgb.map(function (x) { return Math.round(x + (255 - x) * t); });
+      if (contrast(mixed, under) >= ratio) { owner[key] = "rgb(" + mixed.join(",") + ")"; return; }
+    }
   }
 
   function darken(fig) {
@@ -325,11 +355,18 @@
     (layout.annotations || []).forEach(function (note) {
       if (isLight(note.bgcolor)) note.bgcolor = DARK.menu;  // a diagram's white box: light text must read on it
       if (!note.font || !note.font.color) note.font = Object.assign({}, note.font, { color: DARK.text });
+      legible(note.font, "color", 4.5, note.bgcolor);
+      legible(note, "arrowcolor", 3);
+      legible(note, "bordercolor", 3);
     });
     (layout.shapes || []).forEach(function (shape) {
       if (isLight(shape.fillcolor)) shape.fillcolor = DARK.menu;
+      legible(shape.line, "color", 3);
     });
     fig.data.forEach(function (trace) {
+      legible(trace.line, "color", 3);
+      legible(trace.marker, "color", 3);
+      legible(trace.marker && trace.marker.line, "color", 3);
       if (trace.textfont && trace.type !== "heatmap") trace.textfont = Object.assign({}, trace.textfont, { color: DARK.text });
       if (trace.mode && trace.mode.indexOf("text") >= 0 && !(trace.textfont && trace.textfont.color)) {
         trace.textfont = Object.assign({}, trace.textfont, { color: DARK.text });
