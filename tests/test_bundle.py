@@ -36,6 +36,17 @@ def test_the_copied_bundle_loads(copied_bundle):
     assert models.load_bundled("student") is not None and tokenization.load_bundled_tokenizer() is not None
 
 
+def test_the_digest_follows_every_file_of_the_bundle(copied_bundle):
+    before = bundle.digest()
+    report = copied_bundle / "report.json"
+    report.write_text(report.read_text().replace("{", "{ ", 1))
+    bundle.record([report])
+    assert bundle.digest() != before
+    (copied_bundle / "manifest.json").unlink()
+    with pytest.raises(bundle.BundleError, match="no manifest"):
+        bundle.digest()
+
+
 def _flip(path, offset, length=4096):
     data = bytearray(path.read_bytes())
     data[offset : offset + length] = bytes(b ^ 0xFF for b in data[offset : offset + length])

@@ -317,6 +317,31 @@ def test_unchanged_unstable_cells_keep_their_committed_output(tmp_path):
     assert edited.cells[0].outputs[0].text == "3.0 s"
     assert lessons.keep_committed_unstable_outputs(notebook("4.0 s", "x"), tmp_path / "missing.ipynb") == 0
 
+    # made with other bundled models (make assets ran since): nothing is kept, however unchanged the code
+    assert lessons.keep_committed_unstable_outputs(notebook("5.0 s", "x"), committed, bundle="new") == 0
+    recorded = notebook("1.0 s", "old")
+    recorded.metadata["course_utils"] = {lessons.BUNDLE_KEY: "new"}
+    nbformat.write(recorded, committed)
+    assert lessons.keep_committed_unstable_outputs(notebook("6.0 s", "x"), committed, bundle="new") == 1
+    assert lessons.keep_committed_unstable_outputs(notebook("7.0 s", "x"), committed, bundle="newer") == 0
+
+
+@pytest.mark.parametrize("source", PAGES, ids=lambda p: p.stem)
+def test_unstable_outputs_come_from_the_bundled_models(source):
+    """A cell whose output cannot repeat (a live run, a timing) keeps its committed output while
+    its code is unchanged; the notebook records which bundled models made that output, so that
+    after `make assets` a page still showing the old models' run fails here, not on a reader."""
+    from course_utils import bundle
+
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    if not any(c.cell_type == "code" and lessons.has_unstable_output(c) for c in notebook.cells):
+        assert lessons.made_with_bundle(notebook) is None, f"{source.name}: records a bundle but has no unstable cell"
+        return
+    assert lessons.made_with_bundle(notebook) == bundle.digest(), (
+        f"{source.name}: its machine-dependent outputs were made with other bundled models; re-execute it "
+        f"(`python -m course_utils.authoring.lessons execute {source.relative_to(ROOT)}`)"
+    )
+
 
 @pytest.mark.parametrize("source", PAGES, ids=lambda p: p.stem)
 def test_code_lines_fit_the_page(source):

@@ -55,6 +55,14 @@ def _manifest() -> dict[str, str]:
     return json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
 
 
+def digest() -> str:
+    """One sha256 for the whole bundle (of its manifest, which holds every file's): it changes
+    whenever ``make assets`` or a tokenizer rebuild changes any bundled file."""
+    if not MANIFEST.is_file():
+        raise BundleError(f"the bundle has no manifest at {MANIFEST}: {RESTORE}")
+    return hashlib.sha256(MANIFEST.read_bytes()).hexdigest()
+
+
 def record(paths: Sequence[Path]) -> None:
     """Write the sha256 of each bundled file of ``paths`` into the manifest (files outside the bundle are skipped)."""
     entries = {key: sha256(path) for path in paths if (key := _key(path)) is not None}

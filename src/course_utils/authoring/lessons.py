@@ -7,9 +7,10 @@ in a lesson (the Colab badge, the ``pip install`` line of the set-up cell) is de
 ``python -m course_utils.authoring.lessons execute [LESSON ...]`` executes lessons from their
 MyST markdown and writes the paired ``.ipynb`` with outputs. It runs offline
 (``HF_HUB_OFFLINE=1``), records no timings, and so writes the same bytes every time. The one
-exception is a cell tagged ``nbval-ignore-output`` (timings, the machine's environment): its
-output cannot repeat, so the output already committed is kept while the cell's source is
-unchanged (``--refresh-unstable`` replaces it with this run's). nbval reads its markers from the
+exception is a cell tagged ``nbval-ignore-output`` (timings, the machine's environment, a live
+training run): its output cannot repeat, so the output already committed is kept while the cell's
+source and the bundled models are unchanged (the notebook records the bundle's digest, ``BUNDLE_KEY``
+in its metadata; ``--refresh-unstable`` replaces the outputs with this run's in any case). nbval reads its markers from the
 cell tags; a lesson never carries them as visible comments, which a learner would read.
 
 Checks that guard a claim of the prose are **check cells**: a code cell tagged ``remove-input`` (or
@@ -36,6 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..bundle import digest as bundle_digest
 from ..pages import is_lab, lab_of, lesson_of  # noqa: F401  (the page kinds, re-exported)
 from . import ROOT, require_checkout
 
@@ -44,6 +46,8 @@ CONFIG = ROOT / "_config.yml"
 LESSON_NAME = re.compile(r"^\d\d_[a-z0-9_]+$")
 CELL_TIMEOUT_S = 600
 UNSTABLE_TAG = "nbval-ignore-output"
+# the notebook metadata (under "course_utils") that records which bundle its unstable outputs are from
+BUNDLE_KEY = "unstable_outputs_bundle"
 NBVAL_COMMENT = re.compile(r"^[ \t]*#[ \t]*NBVAL_[A-Z_]+", re.MULTILINE)  # nbval's comment markers, refused
 CHECK_LABEL = re.compile(r"^# check: \S")
 HIDDEN_INPUT_TAGS = {"remove-input", "remove-cell"}
@@ -202,8 +206,17 @@ def visible_asserts(cells) -> int:
     )
 
 
-def keep_committed_unstable_outputs(notebook, committed_path: Path) -> int:
-    """Give unchanged unstable cells of ``notebook`` the outputs committed in ``committed_path``.
+def made_with_bundle(notebook) -> str | None:
+    """The digest of the bundled models a notebook's unstable outputs were made with (None: not
+    recorded)."""
+    return notebook.metadata.get("course_utils", {}).get(BUNDLE_KEY)
+
+
+def keep_committed_unstable_outputs(notebook, committed_path: Path, bundle: str | None = None) -> int:
+    """Give unchanged unstable cells of ``notebook`` the outputs committed in ``committed_path``,
+    if those were made with the bundle ``bundle`` (a digest, :func:`course_utils.bundle.digest`;
+    None: whatever bundle). After ``make assets`` a cell's code may be unchanged while what it
+    shows (a live run's loss curve) is not, so then every unstable output is this run's.
 
     Returns how many cells kept their committed output.
     """
@@ -212,6 +225,8 @@ def keep_committed_unstable_outputs(notebook, committed_path: Path) -> int:
     if not committed_path.is_file():
         return 0
     committed = nbformat.read(committed_path, as_version=4)
+    if bundle is not None and made_with_bundle(committed) != bundle:
+        return 0
     previous = {c.source: c.outputs for c in committed.cells if c.cell_type == "code" and has_unstable_output(c)}
     kept = 0
     for cell in notebook.cells:
@@ -282,8 +297,11 @@ def execute(path: Path, timeout: int = CELL_TIMEOUT_S, refresh_unstable: bool = 
     notebook.metadata.pop("widgets", None)  # widget state carries random model ids
     notebook.metadata.get("language_info", {}).pop("version", None)  # 3.11.x: not the lesson's business
     out = path.with_suffix(".ipynb")
+    bundle = bundle_digest()
     if not refresh_unstable:
-        keep_committed_unstable_outputs(notebook, out)
+        keep_committed_unstable_outputs(notebook, out, bundle)
+    if any(c.cell_type == "code" and has_unstable_output(c) for c in notebook.cells):
+        notebook.metadata.setdefault("course_utils", {})[BUNDLE_KEY] = bundle
     jupytext.write(notebook, out, fmt="ipynb")
     nbformat.validate(nbformat.read(out, as_version=4))
     return elapsed
