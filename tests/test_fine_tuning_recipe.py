@@ -163,6 +163,10 @@ def test_seed_spread_shows_every_seed_and_each_mean():
     assert fig.layout.shapes[0].line.color == plots.REFERENCE_COLOR
     with pytest.raises(ValueError, match="at least one setting"):
         plots.seed_spread({}, title="t", x_title="x", y_title="y")
+    with pytest.raises(ValueError, match="finite"):
+        plots.seed_spread({"s": {"m": [0.5, float("nan")]}}, title="t", x_title="x", y_title="y")
+    low, high = plots.seed_spread({"s": {"m": [0.0, 0.0]}}, title="t", x_title="x", y_title="y").layout.yaxis.range
+    assert low < 0 < high  # equal values still get an axis around them
 
 
 def test_task_objective_on_unlabelled_rows_is_the_soft_targets_alone():

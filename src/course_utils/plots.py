@@ -346,9 +346,11 @@ def seed_spread(
         fig.add_hline(y=float(significant([y])[0]), line=dict(color=REFERENCE_COLOR, width=1, dash="dot"),
                       annotation_text=label, annotation_position="top left")
         shown.append(y)
+    if not np.all(np.isfinite(shown)):
+        raise ValueError(f"expected finite values (accuracies, losses), got {shown}")
     # grouped markers make plotly's autorange include 0 (as for bars); the points need the room
     low, high = float(np.min(shown)), float(np.max(shown))
-    pad = max(0.08 * (high - low), 0.01 * max(abs(high), abs(low), 1e-12))
+    pad = max(0.08 * (high - low), 0.01 * max(abs(high), abs(low)), 1e-3)
     fig.update_yaxes(range=[low - pad, high + pad])
     fig.update_layout(scattermode="group", legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
     return _style(fig, title, x_title, y_title, height)
