@@ -140,10 +140,20 @@ def test_first_code_cell_is_the_setup_cell(source, suffix):
     assert first == setup_cell(REPO), f"{source.name}: the first code cell must be the course's set-up cell"
 
 
+def test_the_setup_cell_says_what_it_does_for_a_learner_and_sync_writes_it():
+    """The set-up cell's comment says, in a learner's words, what running it does; `sync` writes
+    the current comment into a page whose set-up cell still holds an older one."""
+    assert lessons.setup_cell(REPO) == setup_cell(REPO)
+    text = (ROOT / "lessons" / "00_welcome.md").read_text()
+    old = text.replace(lessons.SETUP_COMMENT, "# Setup: an older comment,\n# on two lines.", 1)
+    assert old != text
+    assert lessons.sync_text(old, REPO, "lessons/00_welcome.ipynb") == text
+
+
 def setup_cell(repo: Repository) -> str:
     return (
-        "# Setup: in Colab this installs the course package; everywhere it seeds everything\n"
-        "# and prepares the figures. Outside Colab it installs nothing.\n"
+        "# Run this cell first: in Colab it installs the course's package, and everywhere\n"
+        "# it prepares the figures.\n"
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
@@ -263,23 +273,148 @@ def cell(source, *tags):
     return nbformat.v4.new_code_cell(source, metadata={"tags": list(tags)} if tags else {})
 
 
+def folded(source, *tags):
+    """A check cell as `lessons sync` leaves it: a Colab form, collapsed in JupyterLab."""
+    result = cell(source, *tags)
+    result.metadata.update({"cellView": "form", "jupyter": {"source_hidden": True}})
+    return result
+
+
 def test_markers_and_checks_that_break_the_rules_are_named():
     cells = [
         nbformat.v4.new_markdown_cell("# NBVAL_IGNORE_OUTPUT is fine in prose"),
-        cell("# check: the weights sum to 1\nassert ok", "remove-input"),  # fine
-        cell("# check: nothing printed\nassert ok", "remove-cell"),  # fine
+        folded("# @title check: the weights sum to 1\nassert ok", "remove-input"),  # fine
+        folded("# @title check: nothing printed\nassert ok", "remove-cell"),  # fine
         cell("x = 1", "nbval-ignore-output"),  # fine
         cell("# NBVAL_IGNORE_OUTPUT\nt = time()"),
         cell("  # NBVAL_SKIP\nslow()"),
-        cell("# check: the weights sum to 1\nassert ok"),
+        folded("# @title check: the weights sum to 1\nassert ok"),
         cell("assert ok", "remove-input"),
         cell("print(x)\nassert x == 1"),  # a visible assert: counted, not a rule of its own yet
+        cell("# check: the weights sum to 1\nassert ok", "remove-input"),  # as an author writes it
+        cell("# @title check: the weights sum to 1\nassert ok", "remove-input"),  # titled, not folded
+        folded("# @title check: a form\nn = 3  # @param {type: 'integer'}\nassert n", "remove-cell"),
+        folded("# @title check: a set {1, 2}\nassert ok", "remove-cell"),
     ]
     problems = lessons.check_cell_problems(cells)
-    assert [p.split(":")[0] for p in problems] == ["cell 4", "cell 5", "cell 6", "cell 7"]
+    assert [p.split(":")[0] for p in problems] == [
+        "cell 4", "cell 5", "cell 6", "cell 7", "cell 9", "cell 9", "cell 10", "cell 11", "cell 12"
+    ]
     assert "nbval marker as a visible comment" in problems[0] and "tag it remove-input" in problems[2]
-    assert "'# check: ...'" in problems[3]
+    assert "'# @title check: ...'" in problems[3]
+    assert "not '# @title check: ...'" in problems[4] and "opens unfolded" in problems[5]
+    assert "opens unfolded" in problems[6] and "lessons sync" in problems[6]
+    assert "Colab form syntax" in problems[7] and "Colab form syntax" in problems[8]
     assert lessons.visible_asserts(cells) == 2  # cells 6 and 8; the hidden ones do not count
+
+
+def test_sync_folds_a_check_cell_as_an_author_writes_it():
+    """An author writes `# check: ...` and the asserts; sync makes the cell a titled Colab form,
+    collapsed in JupyterLab, and cuts a title line made too long onto the next comment line."""
+    written = cell("# check: every row sums to 1\nassert ok", "remove-input")
+    assert lessons.fold_check_cell(written)
+    assert written.source == "# @title check: every row sums to 1\nassert ok"
+    assert written.metadata == {"cellView": "form", "jupyter": {"source_hidden": True}, "tags": ["remove-input"]}
+    assert list(written.metadata) == ["cellView", "jupyter", "tags"]  # sorted, as in the .ipynb
+    assert lessons.check_cell_problems([written]) == []
+    assert not lessons.fold_check_cell(written)  # once is enough
+    assert not lessons.fold_check_cell(cell("x = 1  # check: not a check cell"))
+    long_label = "# check: " + "word " * 17 + "end\n# of the label\nassert ok"
+    other = cell(long_label, "remove-cell")
+    other.metadata["jupyter"] = {"outputs_hidden": False}  # other JupyterLab settings are kept
+    lessons.fold_check_cell(other)
+    lines = other.source.split("\n")
+    assert all(len(line) <= 88 for line in lines), lines
+    assert lines[0].startswith("# @title check: word") and lines[-2].endswith("end of the label")
+    assert " ".join(line.lstrip("# ") for line in lines[:-1]) == " ".join(
+        ["@title check:"] + ["word"] * 17 + ["end of the label"])
+    assert other.metadata["jupyter"] == {"outputs_hidden": False, "source_hidden": True}
+
+
+def test_sync_folds_the_check_cells_of_a_page_in_its_md_and_its_ipynb(tmp_path, monkeypatch):
+    """A page whose check cells were written unfolded: sync folds them in both files, which stay
+    paired, with the outputs kept; the .md then reads back with the same cells."""
+    monkeypatch.setattr(lessons, "ROOT", tmp_path)
+    (tmp_path / "lessons").mkdir()
+    source = ROOT / "lessons" / "04_self_attention.md"
+    copy = tmp_path / "lessons" / source.name
+    text = source.read_text(encoding="utf-8")
+    unfolded = re.sub(r"---\ncellView: form\njupyter:\n  source_hidden: true\n(tags: \[[^]]*\])\n---\n# @title check: ",
+                      r":\1\n\n# check: ", text)
+    assert unfolded.count("# check: ") == text.count("# @title check: ") > 0
+    copy.write_text(unfolded, encoding="utf-8")
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    for nb_cell in notebook.cells:
+        if nb_cell.cell_type == "code":
+            nb_cell.metadata.pop("cellView", None)
+            nb_cell.metadata.pop("jupyter", None)
+    nbformat.write(notebook, copy.with_suffix(".ipynb"))
+    assert lessons.sync([copy], repo=REPO) == [copy, copy.with_suffix(".ipynb")]
+    synced, original = jupytext.read(copy), jupytext.read(source)
+    assert [(c.source, c.metadata) for c in synced.cells] == [(c.source, c.metadata) for c in original.cells]
+    assert colab_view_problems(copy.with_suffix(".ipynb")) == []
+    assert [c.get("outputs") for c in nbformat.read(copy.with_suffix(".ipynb"), as_version=4).cells] == [
+        c.get("outputs") for c in nbformat.read(source.with_suffix(".ipynb"), as_version=4).cells]
+
+
+# What Colab makes of a cell's metadata: a form (cellView) titled by its first '#@title' line.
+COLAB_TITLE = re.compile(r"^[ \t]*#[ \t]*@title[ \t]+(?P<title>.*?)[ \t]*$")
+
+
+def colab_view_problems(path: Path) -> list[str]:
+    """The cells of an .ipynb, read as Colab and JupyterLab read its JSON, that guard the prose
+    (hidden on the site, asserting or labelled 'check:') and open expanded or untitled."""
+    import json
+
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    problems = []
+    for index, nb_cell in enumerate(cells):
+        source = "".join(nb_cell["source"])
+        metadata = nb_cell.get("metadata", {})
+        hidden_on_site = set(metadata.get("tags", [])) & {"remove-input", "remove-cell"}
+        first = source.split("\n", 1)[0]
+        if nb_cell["cell_type"] != "code" or not (
+            hidden_on_site and re.search(r"^[ \t]*assert\b", source, re.MULTILINE) or "check:" in first
+        ):
+            continue
+        title = COLAB_TITLE.match(first)
+        if metadata.get("cellView") != "form":
+            problems.append(f"cell {index}: Colab shows its code (no cellView: form)")
+        if not title or not title["title"].startswith("check: "):
+            problems.append(f"cell {index}: Colab titles it {title['title'] if title else None!r}, not 'check: ...'")
+        if metadata.get("jupyter", {}).get("source_hidden") is not True:
+            problems.append(f"cell {index}: JupyterLab shows its code (no jupyter.source_hidden)")
+    return problems
+
+
+def count_check_cells(path: Path) -> int:
+    return sum(1 for c in nbformat.read(path, as_version=4).cells if lessons.is_check_cell(c))
+
+
+def test_a_notebook_with_an_unfolded_check_is_caught_as_colab_would_show_it(tmp_path):
+    source = ROOT / "lessons" / "04_self_attention.ipynb"
+    notebook = nbformat.read(source, as_version=4)
+    checks = [c for c in notebook.cells if lessons.is_check_cell(c)]
+    checks[0].metadata.pop("cellView")
+    checks[1].metadata["jupyter"]["source_hidden"] = False
+    checks[2].source = checks[2].source.replace("# @title check: ", "# check: ", 1)
+    checks[3].source = checks[3].source.replace("# @title check: ", "# @title ", 1)
+    nbformat.write(notebook, tmp_path / source.name)
+    problems = colab_view_problems(tmp_path / source.name)
+    assert [p.split(": ", 1)[1] for p in problems] == [
+        "Colab shows its code (no cellView: form)",
+        "JupyterLab shows its code (no jupyter.source_hidden)",
+        "Colab titles it None, not 'check: ...'",
+        f"Colab titles it {checks[3].source.split(chr(10))[0][len('# @title '):]!r}, not 'check: ...'",
+    ]
+
+
+@pytest.mark.parametrize("source", PAGES, ids=lambda p: p.stem)
+def test_every_check_cell_opens_folded_in_colab_and_jupyterlab(source):
+    """Colab ignores Jupyter Book's tags: a check cell is folded there only by its own metadata."""
+    notebook = source.with_suffix(".ipynb")
+    assert colab_view_problems(notebook) == [], f"{notebook.name}: run `make lessons`"
+    assert count_check_cells(notebook) == len(re.findall(r"^# @title check: ", source.read_text(), re.MULTILINE))
 
 
 @pytest.mark.parametrize("source", PAGES, ids=lambda p: p.stem)
@@ -293,7 +428,7 @@ def test_checks_that_guard_the_prose_sit_in_check_cells_not_in_the_cells_a_learn
     visible = lessons.visible_asserts(jupytext.read(source).cells)
     assert visible == 0, (
         f"{source.name}: {visible} asserts in cells the site shows: move each check into a "
-        "check cell tagged remove-input whose first line is '# check: <what it checks>'"
+        "check cell tagged remove-input whose first line is '# check: <what it checks>' (`make lessons` folds it)"
     )
 
 

@@ -15,8 +15,14 @@ cell tags; a lesson never carries them as visible comments, which a learner woul
 
 Checks that guard a claim of the prose are **check cells**: a code cell tagged ``remove-input`` (or
 ``remove-cell`` when it prints nothing), so that the site shows nothing of it, whose first line says
-in words what it checks (``# check: every row of the weights sums to 1``); in Colab a learner sees a
-labelled check. :func:`check_cell_problems` finds the cells that break these rules.
+in words what it checks, as the title of a Colab form (``# @title check: every row sums to 1``).
+Its metadata folds it wherever the notebook opens: ``cellView: form`` (Colab shows the title and
+hides the code) and ``jupyter.source_hidden`` (JupyterLab and Notebook 7 collapse its code). That
+metadata lives in the lesson's ``.md``, the one source of both files: jupytext round-trips it, so
+it survives a learner saving the paired notebook in JupyterLab, which rewrites the ``.md`` from
+the notebook. Authors need not type it: ``sync`` (run by ``make lessons``) turns a cell whose first
+line is ``# check: ...`` into such a form, in the ``.md`` and in the ``.ipynb``.
+:func:`check_cell_problems` finds the cells that break these rules.
 
 Lessons and their lab pages (:mod:`course_utils.pages`) are executed, paired and checked alike.
 
@@ -49,13 +55,37 @@ UNSTABLE_TAG = "nbval-ignore-output"
 # the notebook metadata (under "course_utils") that records which bundle its unstable outputs are from
 BUNDLE_KEY = "unstable_outputs_bundle"
 NBVAL_COMMENT = re.compile(r"^[ \t]*#[ \t]*NBVAL_[A-Z_]+", re.MULTILINE)  # nbval's comment markers, refused
-CHECK_LABEL = re.compile(r"^# check: \S")
+CHECK_TITLE = "# @title check: "  # a check cell's first line: Colab's form title, then what it checks
+CHECK_LABEL = re.compile(r"^# @title check: \S")
+# how an author may start a check cell (``# check: ...``, ``#@title check: ...``); sync writes CHECK_TITLE
+CHECK_SPELLING = re.compile(r"^#[ \t]*(?:@title[ \t]*)?check:[ \t]*(?=\S)")
+# Colab's form syntax a check must not hold: a field or text of the form, options after the title
+COLAB_FORM_SYNTAX = re.compile(r"#[ \t]*@(?:param|markdown)\b")
+FOLD = {"cellView": "form", "jupyter": {"source_hidden": True}}  # a check cell's metadata, folded
+CODE_WIDTH = 88  # columns of a lesson's code lines (tests/test_lessons.py)
 HIDDEN_INPUT_TAGS = {"remove-input", "remove-cell"}
 ASSERT = re.compile(r"^[ \t]*assert\b", re.MULTILINE)
 
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 BADGE_LINE = re.compile(r"^\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)[ \t]*$", re.MULTILINE)
 INSTALL_LINE = re.compile(r'^([ \t]*%pip install --quiet )"course_utils @ git\+[^"]*"[ \t]*$', re.MULTILINE)
+
+# The set-up cell, the first code cell of every page. Its comment says what a learner needs to know;
+# `sync` rewrites the comment of every page's set-up cell to this one.
+SETUP_COMMENT = """\
+# Run this cell first: in Colab it installs the course's package, and everywhere
+# it prepares the figures."""
+SETUP_CELL = SETUP_COMMENT + """
+import sys
+
+if "google.colab" in sys.modules:
+    %pip install --quiet "{pip_spec}"
+
+from course_utils.env import setup_notebook
+
+setup_notebook()"""
+# the comment lines that open a set-up cell, whatever they say (group 1), before its install test
+SETUP_HEAD = re.compile(r'^((?:#[^\n]*\n)+)(?=import sys\n\nif "google\.colab" in sys\.modules:\n)', re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -113,21 +143,50 @@ def badge_markdown(repo: Repository, notebook: str) -> str:
     return f"[![Open In Colab]({BADGE_IMAGE})]({repo.colab_url(notebook)})"
 
 
+def setup_cell(repo: Repository) -> str:
+    """The source of the set-up cell that installs the course package from ``repo`` in Colab."""
+    return SETUP_CELL.format(pip_spec=repo.pip_spec())
+
+
+def _sync_setup(source: str, repo: Repository) -> str:
+    """``source`` (a page's text or its set-up cell) with the set-up cell's comment and install line
+    of :data:`SETUP_CELL`."""
+    source = SETUP_HEAD.sub(lambda m: SETUP_COMMENT + "\n", source, count=1)
+    return INSTALL_LINE.sub(lambda m: f'{m.group(1)}"{repo.pip_spec()}"', source, count=1)
+
+
 def sync_text(text: str, repo: Repository, notebook: str) -> str:
-    """A lesson's text with its badge and set-up ``pip install`` line pointing at ``repo``."""
+    """A lesson's text with its badge and set-up cell pointing at ``repo``, the set-up cell's
+    comment of :data:`SETUP_CELL`, and every check cell folded (:func:`fold_check_cell`)."""
     if not BADGE_LINE.search(text):
         raise ValueError(f"{notebook}: no Colab badge line found (expected {badge_markdown(repo, notebook)!r})")
     if not INSTALL_LINE.search(text):
         raise ValueError(f"{notebook}: no set-up cell with a '%pip install --quiet \"course_utils @ git+…\"' line")
     text = BADGE_LINE.sub(lambda m: badge_markdown(repo, notebook), text, count=1)
-    return INSTALL_LINE.sub(lambda m: f'{m.group(1)}"{repo.pip_spec()}"', text, count=1)
+    return fold_checks_in_text(_sync_setup(text, repo))
+
+
+def fold_checks_in_text(text: str) -> str:
+    """A page's MyST text with every check cell folded (:func:`fold_check_cell`).
+
+    The text is unchanged, byte for byte, when every check cell is folded already; otherwise it is
+    written back by jupytext, as a save of the paired notebook in JupyterLab would write it.
+    """
+    import jupytext
+
+    notebook = jupytext.reads(text, fmt="md:myst")
+    if not sum(fold_check_cell(cell) for cell in notebook.cells):
+        return text
+    return jupytext.writes(notebook, fmt="md:myst")
 
 
 def sync_notebook(path: Path, repo: Repository, notebook: str) -> bool:
-    """Point the badge and set-up cell of a committed ``.ipynb`` at ``repo``, keeping its outputs.
+    """Point the badge and set-up cell of a committed ``.ipynb`` at ``repo``, give its set-up cell
+    the comment of :data:`SETUP_CELL` and fold its check cells, keeping its outputs.
 
-    Returns whether the notebook changed. Only those two lines change, so the notebook stays the
-    twin of its synced ``.md`` and its outputs stay valid (they do not depend on the URL).
+    Returns whether the notebook changed. Only those lines and the check cells' metadata change, so
+    the notebook stays the twin of its synced ``.md`` and its outputs stay valid (they depend on
+    neither the URL nor comments).
     """
     import nbformat
 
@@ -139,7 +198,9 @@ def sync_notebook(path: Path, repo: Repository, notebook: str) -> bool:
         if cell.cell_type == "markdown":
             cell.source = BADGE_LINE.sub(lambda m: badge_markdown(repo, notebook), cell.source, count=1)
         elif cell.cell_type == "code":
-            cell.source = INSTALL_LINE.sub(lambda m: f'{m.group(1)}"{repo.pip_spec()}"', cell.source, count=1)
+            if INSTALL_LINE.search(cell.source):
+                cell.source = _sync_setup(cell.source, repo)
+            fold_check_cell(cell)
     text = nbformat.writes(book) + "\n"
     if text == original:
         return False
@@ -172,15 +233,73 @@ def has_unstable_output(cell) -> bool:
 
 
 def is_check_cell(cell) -> bool:
-    """Whether a code cell is a check cell: its first line is ``# check: ...``."""
-    return cell.cell_type == "code" and bool(CHECK_LABEL.match(cell.source))
+    """Whether a code cell is a check cell: its first line is ``# @title check: ...`` (or a spelling
+    that :func:`fold_check_cell` turns into it, such as ``# check: ...``)."""
+    return cell.cell_type == "code" and bool(CHECK_SPELLING.match(cell.source))
+
+
+def is_folded(cell) -> bool:
+    """Whether a cell's metadata folds it in Colab (``cellView: form``) and in JupyterLab
+    (``jupyter.source_hidden``)."""
+    metadata = cell.get("metadata", {})
+    return metadata.get("cellView") == "form" and (metadata.get("jupyter") or {}).get("source_hidden") is True
+
+
+def _fit_comment_lines(lines: list[str], width: int = CODE_WIDTH) -> list[str]:
+    """The comment lines that open a cell, each cut to ``width`` columns at a space where it is longer:
+    the words cut off open the next comment line (a new one when the next line is not a comment)."""
+    lines = list(lines)
+    index = 0
+    while index < len(lines) and lines[index].startswith("#"):
+        line = lines[index]
+        cut = line.rfind(" ", 0, width + 1)
+        start = len(CHECK_TITLE) if index == 0 else 2  # never cut into the title's prefix or the '# '
+        if len(line) > width and cut > start:
+            head, overflow = line[:cut].rstrip(), line[cut + 1:].strip()
+            lines[index] = head
+            following = lines[index + 1] if index + 1 < len(lines) else ""
+            if re.match(r"# \S", following):
+                lines[index + 1] = f"# {overflow} {following[2:]}"
+            else:
+                lines.insert(index + 1, f"# {overflow}")
+        index += 1
+    return lines
+
+
+def fold_check_cell(cell) -> bool:
+    """Make a check cell what a learner meets folded wherever its notebook opens; returns whether it
+    changed (a cell that is not a check cell never does).
+
+    Its first line becomes ``# @title check: ...`` (Colab shows it as the form's title; comment lines
+    longer than 88 columns are cut, the words cut off going to the next line), and its metadata gets
+    ``cellView: form`` (Colab hides the code of a form: googlecolab/colabtools#2154) and
+    ``jupyter.source_hidden: true`` (JupyterLab collapses its code). The metadata's keys are sorted,
+    as in the ``.ipynb``, so that the ``.md`` written from either file is the same.
+    """
+    if not is_check_cell(cell):
+        return False
+    lines = cell.source.split("\n")
+    lines[0] = CHECK_SPELLING.sub(CHECK_TITLE, lines[0], count=1)
+    source = "\n".join(_fit_comment_lines(lines))
+    metadata = dict(cell.metadata)
+    metadata["cellView"] = FOLD["cellView"]
+    metadata["jupyter"] = {**(metadata.get("jupyter") or {}), **FOLD["jupyter"]}
+    metadata = {key: metadata[key] for key in sorted(metadata)}
+    if source == cell.source and list(metadata.items()) == list(cell.metadata.items()):
+        return False
+    cell.source = source
+    cell.metadata.clear()
+    cell.metadata.update(metadata)
+    return True
 
 
 def check_cell_problems(cells) -> list[str]:
     """What breaks the rules of markers and check cells in a page's cells, one line per problem:
     an nbval marker written as a comment; a check cell the site would show; a cell hidden on the
-    site that asserts without saying what it checks."""
+    site that asserts without saying what it checks; a check cell that is not a folded Colab form
+    titled ``check: ...`` (``lessons sync`` makes it one), or that holds Colab form syntax."""
     problems = []
+    sync = "`python -m course_utils.authoring.lessons sync` (or `make lessons`) folds it"
     for index, cell in enumerate(cells):
         if cell.cell_type != "code":
             continue
@@ -193,7 +312,19 @@ def check_cell_problems(cells) -> list[str]:
                             "prints nothing)")
         if tags & HIDDEN_INPUT_TAGS and ASSERT.search(cell.source) and not is_check_cell(cell):
             problems.append(f"cell {index}: a hidden cell that asserts; its first line should say what it checks "
-                            "('# check: ...')")
+                            f"('{CHECK_TITLE}...')")
+        if not is_check_cell(cell):
+            continue
+        if not CHECK_LABEL.match(cell.source):
+            problems.append(f"cell {index}: a check cell whose first line is not '{CHECK_TITLE}...', the title "
+                            f"Colab shows; {sync}")
+        if not is_folded(cell):
+            problems.append(f"cell {index}: a check cell that opens unfolded (it needs cellView: form and "
+                            f"jupyter.source_hidden: true in its metadata); {sync}")
+        title = cell.source.split("\n", 1)[0]
+        if COLAB_FORM_SYNTAX.search(cell.source) or "{" in title:
+            problems.append(f"cell {index}: a check cell with Colab form syntax (a '# @param' or '# @markdown' "
+                            "line, or '{' in its title), which Colab would show or misread; reword it")
     return problems
 
 

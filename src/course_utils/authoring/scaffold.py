@@ -3,11 +3,11 @@
 ``python -m course_utils.authoring.scaffold my_topic`` writes ``lessons/NN_my_topic.md`` (NN is the
 next lesson number) with everything the tests ask of a lesson: Jupytext front matter and kernel,
 one title, the Colab badge and the set-up cell for the repository of ``_config.yml``, "What you
-will learn", "Before you start", "**Time:**", a section with a code cell, an exercise with its
-stub and its checker, "Key takeaways" and the references. It adds the lesson to the numbered
-"Lessons" part of ``_toc.yml``, after the last lesson, then executes it into its paired
-``.ipynb``, so the scaffold passes ``make test`` as it is. Every ``TODO`` marks what the author
-writes next.
+will learn", "Before you start", "**Time:**", a section with a code cell and a check cell (folded
+in Colab and JupyterLab, hidden on the site), an exercise with its stub and its checker, "Key
+takeaways" and the references. It adds the lesson to the numbered "Lessons" part of ``_toc.yml``,
+after the last lesson, then executes it into its paired ``.ipynb``, so the scaffold passes ``make
+test`` as it is. Every ``TODO`` marks what the author writes next.
 
 ``--dry-run`` prints what would be written and changes nothing; ``--remove NN_my_topic`` takes a
 scaffolded lesson back out (its ``.md``, its ``.ipynb`` and its ``_toc.yml`` line), as long as it
@@ -47,18 +47,6 @@ kernelspec:
 ---
 """
 
-SETUP_CELL = """\
-# Setup: in Colab this installs the course package; everywhere it seeds everything
-# and prepares the figures. Outside Colab it installs nothing.
-import sys
-
-if "google.colab" in sys.modules:
-    %pip install --quiet "{pip_spec}"
-
-from course_utils.env import setup_notebook
-
-setup_notebook()"""
-
 BODY = """\
 {marker}
 
@@ -85,6 +73,21 @@ from course_utils.data import running_example
 example = running_example()
 print("tokens:", " ".join(example.tokens))
 print("embeddings (T, D):", example.embeddings.shape)
+```
+
+TODO: guard each claim your prose makes about a result with a check cell like the next one: the
+site hides it, and Colab and JupyterLab show it folded under its title. Write its first line,
+`# check: what it checks`, and its asserts; `make lessons` turns it into this folded form.
+
+```{{code-cell}} ipython3
+---
+cellView: form
+jupyter:
+  source_hidden: true
+tags: [remove-cell]
+---
+# @title check: the running example is five tokens of four numbers each
+assert example.embeddings.shape == (5, 4)
 ```
 
 ## An exercise
@@ -182,7 +185,7 @@ def lesson_text(number: int, name: str, title: str, repo: lessons.Repository, pr
     """The markdown of a new lesson ``NN_name`` from the template; ``previous`` is the stem of the lesson before."""
     stem = f"{number:02d}_{name}"
     badge = lessons.badge_markdown(repo, f"lessons/{stem}.ipynb")
-    setup = SETUP_CELL.format(pip_spec=repo.pip_spec())
+    setup = lessons.setup_cell(repo)
     label = name.replace("_", "-")  # exercise labels: lower case and hyphens
     body = BODY.format(marker=MARKER, label=label, previous=previous, previous_number=number - 1)
     text = f"{FRONT_MATTER}\n# {title}\n\n{badge}\n\n```{{code-cell}} ipython3\n{setup}\n```\n\n{body}"
