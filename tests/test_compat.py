@@ -172,16 +172,29 @@ def test_the_report_says_tested_for_the_lock_and_never_fails_on_a_supported_vers
 
 
 @pytest.mark.parametrize("package, version, expected", [
-    ("transformers", "4.57.6", "tested (make compat: Colab-like)"),
-    ("transformers", "4.57.0", "tested (make compat: floor)"),
-    ("transformers", "5.2.0", "supported (in the range; not a version the tests pin)"),
+    ("transformers", "4.57.6", "tested (Colab's 2025)"),
+    ("transformers", "4.57.0", "tested (lowest supported)"),
+    ("transformers", "5.2.0", "supported, not tested"),
     ("transformers", "4.46.3", "NOT SUPPORTED: needs transformers>=4.57"),
-    ("numpy", "1.26.0", "tested (make compat: floor)"),
+    ("numpy", "1.26.0", "tested (lowest supported)"),
     ("numpy", "1.25.2", "NOT SUPPORTED: needs numpy>=1.26"),
-    ("torch", "2.13.0+cpu", "tested (make test: lock)"),
+    ("torch", "2.13.0+cpu", "tested (pinned)"),
 ])
 def test_status_of_a_version(package, version, expected):
     assert versions.status(package, version) == expected
+
+
+def test_the_tested_versions_of_each_package_are_the_floor_colabs_and_the_pin_lowest_first():
+    """Lesson 00's table lists them per row: what differs from row to row."""
+    from packaging.version import Version
+
+    for package in versions.PACKAGES:
+        listed = versions.tested_versions(package).split(", ")
+        expected = {versions.floor(versions.declared()[package]), versions.locked()[package]}
+        expected |= {versions.COLAB_2025[package]} if package in versions.COLAB_2025 else set()
+        assert listed == sorted(expected, key=Version), package
+    assert versions.tested_versions("numpy") == "1.26, 2.0.2, " + versions.locked()["numpy"]
+    assert versions.tested_versions("python") == ", ".join(versions.supported_pythons())
 
 
 def test_status_of_a_package_the_course_does_not_declare_says_which_it_does():

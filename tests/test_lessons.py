@@ -531,3 +531,62 @@ def test_figure_code_in_a_lesson_stays_short(source):
         and len(cell.source.splitlines()) > FIGURE_CELL_MAX_LINES
     ]
     assert not long_cells, f"{source.name}: figure code over {FIGURE_CELL_MAX_LINES} lines: {long_cells}"
+
+
+# ---------------------------------------------------------------------------------- counts the prose states
+
+NUMBER_WORDS = dict(zip(
+    "one two three four five six seven eight nine ten eleven twelve".split(), range(1, 13)))
+COUNT = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r"|\d+) (questions|lessons)\b", re.IGNORECASE)
+
+
+def quiz_questions(cells) -> int | None:
+    """How many questions the page's quiz (its ``quiz.show(...)`` call) holds; None: no quiz."""
+    import ast
+
+    counts = [
+        len(node.args)
+        for cell in cells if cell.cell_type == "code" and "quiz.show(" in cell.source
+        for node in ast.walk(ast.parse(cell.source))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "show"
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "quiz"
+    ]
+    assert len(counts) <= 1, "expected one quiz a page"
+    return counts[0] if counts else None
+
+
+def stated_counts(text: str) -> list[tuple[int, str]]:
+    """Each 'N questions' or 'N lessons' of a text, N as a number."""
+    return [(int(n) if n.isdigit() else NUMBER_WORDS[n.lower()], what.lower()) for n, what in COUNT.findall(text)]
+
+
+def test_stated_counts_are_read_as_numbers():
+    assert stated_counts("Seven questions on this lesson; in 9 lessons, ten Lessons.") == [
+        (7, "questions"), (9, "lessons"), (10, "lessons")]
+    cells = jupytext.reads("```{code-cell} ipython3\nquiz.show(quiz.Choice(1), quiz.Number(2))\n```\n",
+                           fmt="md:myst").cells
+    assert quiz_questions(cells) == 2
+
+
+@pytest.mark.parametrize("source", PAGES, ids=lambda p: p.stem)
+def test_a_count_of_questions_is_the_quizs_and_no_page_counts_the_lessons(source):
+    """'Six questions on this lesson' is true of its quiz; a count of lessons goes stale as the
+    course grows (lesson 00 said nine while the sidebar showed ten), so no page states one."""
+    cells = jupytext.read(source).cells
+    markdown = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    counts = stated_counts(markdown)
+    questions = [n for n, what in counts if what == "questions"]
+    assert questions in ([], [quiz_questions(cells)]), (
+        f"{source.name}: the prose says {questions} questions; its quiz holds {quiz_questions(cells)}")
+    assert not [n for n, what in counts if what == "lessons"], f"{source.name}: a count of lessons"
+
+
+def test_the_welcome_pages_map_lists_every_lesson_of_the_course_in_order():
+    from course_utils import course_map
+
+    text = (ROOT / "lessons" / "00_welcome.md").read_text(encoding="utf-8")
+    section = text.split("## The map", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d\d) \| ([^|]+?) \|", section, re.MULTILINE)
+    assert [int(n) for n, _ in rows] == [e.planned.number for e in course_map.lessons()]
+    for (number, title), entry in zip(rows, course_map.lessons()):
+        assert title in (entry.title, f"{{doc}}`{entry.stem}`"), f"map row {number}: link {entry.stem}"

@@ -4,7 +4,8 @@ The supported ranges are those ``pyproject.toml`` declares (read from the instal
 metadata, so Colab sees the same ranges as a clone). ``make compat`` runs every lesson at the
 floor of every range, at Colab's 2025 stack and at the newest versions; ``make test`` runs them at
 the exact versions of ``requirements.lock``. :func:`report` says, for each package, whether the
-installed version is one of those, inside the range but untested, or outside it.
+installed version is one of those (and which), inside the range but untested, or outside it;
+:func:`tested_versions` lists the versions the tests run.
 """
 
 from __future__ import annotations
@@ -75,19 +76,35 @@ def locked() -> dict[str, str]:
     return {name.lower().replace("_", "-"): version for name, version in pins}
 
 
+# What each tested version is, in a learner's words: `make compat` runs the lowest supported and
+# Colab's, `make test` the version requirements.lock pins.
+FLOOR, COLAB, PINNED = "lowest supported", "Colab's 2025", "pinned"
+
+
 def tested(package: str) -> dict[str, str]:
-    """Versions of ``package`` the course's tests run -> which test runs them."""
+    """Versions of ``package`` the course's tests run -> what each is (``"pinned"``, ``"lowest
+    supported"``, ``"Colab's 2025"``, or several of them)."""
     runs: dict[str, list[str]] = {}
-    for version, label in [(floor(declared()[package]), "make compat: floor"),
-                           (COLAB_2025.get(package), "make compat: Colab-like"),
-                           (locked().get(package), "make test: lock")]:
+    for version, label in [(floor(declared()[package]), FLOOR),
+                           (COLAB_2025.get(package), COLAB),
+                           (locked().get(package), PINNED)]:
         if version:
             runs.setdefault(version, []).append(label)
     return {version: ", ".join(labels) for version, labels in runs.items()}
 
 
+def tested_versions(package: str) -> str:
+    """The versions of ``package`` (or ``"python"``) the course's tests run, lowest first:
+    ``"1.26, 2.0.2, 2.4.6"``."""
+    from packaging.version import Version
+
+    versions = supported_pythons() if package == "python" else tested(package)
+    return ", ".join(sorted(versions, key=Version))
+
+
 def status(package: str, installed: str) -> str:
-    """``"tested (…)"``, ``"supported (…)"`` or ``"NOT SUPPORTED: needs …"``."""
+    """``"tested (pinned)"`` (or which tested version it is), ``"supported, not tested"`` or
+    ``"NOT SUPPORTED: needs …"``."""
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
@@ -99,11 +116,12 @@ def status(package: str, installed: str) -> str:
         return f"NOT SUPPORTED: needs {package}{spec}"
     public = Version(version.public)  # 2.13.0+cpu is the 2.13.0 the lock pins
     runs = [label for pinned, label in tested(package).items() if Version(Version(pinned).public) == public]
-    return f"tested ({', '.join(runs)})" if runs else "supported (in the range; not a version the tests pin)"
+    return f"tested ({', '.join(runs)})" if runs else "supported, not tested"
 
 
 def report() -> list[tuple[str, str, str, str]]:
-    """(package, installed, supported range, status) for Python and every direct dependency."""
+    """(package, installed, supported range, status) for Python and every direct dependency;
+    :func:`tested_versions` gives the versions the tests run of each."""
     python = platform.python_version()
     short = ".".join(python.split(".")[:2])
     pythons = supported_pythons()
