@@ -142,3 +142,16 @@ def test_every_going_further_block_of_the_lessons_stays_in_its_handout(written):
         assert not missing, f"{lesson}: the handout dropped its going-further blocks {missing}"
         kept += len(titles)
     assert kept >= 5, f"expected the lessons to fold their optional material in 'Going further' blocks, found {kept}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_a_handouts_check_cells_open_folded_as_in_the_lesson(lesson, tmp_path):
+    """A handout keeps each check cell's metadata: in Colab a titled form, collapsed in JupyterLab."""
+    from course_utils.authoring import lessons
+    from tests.test_lessons import colab_view_problems
+
+    [written] = handouts.write_handouts([lesson], tmp_path)
+    checks = [c for c in nbformat.read(written, as_version=4).cells if lessons.is_check_cell(c)]
+    assert len(checks) == sum(map(lessons.is_check_cell, nbformat.read(
+        handouts.LESSONS_DIR / f"{lesson}.ipynb", as_version=4).cells))
+    assert colab_view_problems(written) == []

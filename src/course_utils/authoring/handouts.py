@@ -10,7 +10,8 @@ each committed ``lessons/NN_name.ipynb`` and writes ``_build/handouts/NN_name.ip
 - everything else kept as committed: the exercise statements, the stubs that
   ``raise NotImplementedError``, the checker cells (whose committed output says "not attempted
   yet"), the folded "Going further" blocks (optional reading, not answers), the lesson's text,
-  code and outputs.
+  code and outputs, and the check cells as the lesson has them: Colab forms titled ``check: ...``,
+  collapsed in JupyterLab (their cell metadata, kept).
 
 Handouts are made for lessons, which hold the exercises; lab pages have none.
 
