@@ -66,11 +66,22 @@ def test_the_lesson_gets_the_next_number_and_lands_last_in_the_lessons_part(scaf
         lesson_checks.test_committed_notebook_has_outputs_and_no_errors,
         lesson_checks.test_lesson_follows_the_template,
         lesson_checks.test_code_lines_fit_the_page,
+        lesson_checks.test_no_nbval_comment_and_every_check_cell_labelled_and_hidden,
+        lesson_checks.test_every_check_cell_opens_folded_in_colab_and_jupyterlab,
+        lesson_checks.test_a_count_of_questions_is_the_quizs_and_no_page_counts_the_lessons,
     ],
     ids=lambda f: f.__name__,
 )
 def test_the_scaffold_passes_the_lesson_tests(scaffolded, check):
     check(scaffolded[2].markdown)
+
+
+def test_the_scaffolds_check_cell_is_written_folded_as_sync_would_write_it(scaffolded):
+    """The template's check cell is already what `lessons sync` makes of one: sync changes nothing."""
+    text = scaffolded[2].text
+    assert lessons.check_cell_problems(jupytext.reads(text, fmt="md:myst").cells) == []
+    assert lessons.fold_checks_in_text(text) == text
+    assert lesson_checks.count_check_cells(scaffolded[2].notebook) == 1
 
 
 def test_the_scaffolds_time_line_is_its_own_estimate(scaffolded):
