@@ -546,7 +546,7 @@ WRONG_COUNTS = {
     "no output projection": (lambda d, f: 3 * d * d + 3 * d + 2 * d * f + f + d + 4 * d, "output projection W_O"),
     "one feed-forward matrix": (lambda d, f: _right(d, f) - d * f - d, "two matrices"),
     "Q, K, V per head of full size": (lambda d, f: _right(d, f) + 3 * d * d, "the heads share"),
-    "a string": (lambda d, f: str(_right(d, f)), "expected a whole number of parameters, got a str"),
+    "a string": (lambda d, f: str(_right(d, f)), r"returned a str; return an int\.$"),
     "off by one": (lambda d, f: _right(d, f) + 1, "attention: 4 D x D matrices"),
 }
 

@@ -131,10 +131,10 @@ def test_a_function_that_changes_its_inputs_fails(checker, fn, words):
 
 
 @pytest.mark.parametrize("checker, fn, words", [
-    (checks.check_softmax, lambda x, axis=-1: attention.softmax(x, axis).tolist(), "got a list"),
-    (checks.check_sinusoidal_encoding, list_of_lists, "got a list"),
+    (checks.check_softmax, lambda x, axis=-1: attention.softmax(x, axis).tolist(), "returned a list"),
+    (checks.check_sinusoidal_encoding, list_of_lists, "returned a list"),
     (checks.check_causal_mask, lambda seq_len: [[k <= q for k in range(seq_len)] for q in range(seq_len)],
-     "got a list"),
+     "returned a list"),
     (checks.check_layer_map, lambda n_t, n_s: [i * n_t / n_s for i in range(n_s)], "expected an integer, got the float"),
 ], ids=["softmax list", "encoding list", "mask list", "layer_map floats"])
 def test_results_of_the_wrong_kind_are_refused_naming_the_type(checker, fn, words):

@@ -88,7 +88,7 @@ def mutating(sequences, pad_id):
         (too_long, "longest sequence"),
         (swapped, "input_ids first"),
         (mutating, "changed its input `sequences` in place"),
-        (pad_lists, r"expected an array \(numpy or torch\), got a list"),
+        (pad_lists, r"returned a list; return an array \(numpy or torch\)"),
     ],
 )
 def test_pad_batch_rejects_wrong_versions_naming_the_mistake(fn, hint):

@@ -10,7 +10,6 @@ tensors, in float32 or float64: they are compared by value (a list is refused by
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any, Callable
 
 import numpy as np
@@ -549,12 +548,6 @@ _ENCODER_LAYER_PARAM_COUNT = Exercise(
             "one attention matrix per head? No: the heads share the four D x D matrices, which are split into "
             "heads after the product. The count does not depend on the number of heads.",
             lambda d, f: _count(d, f) + 3 * d * d,
-        ),
-    ),
-    symptoms=(
-        Symptom(
-            "return the count as a number (an int).",
-            lambda result, case: isinstance(result, bool) or not isinstance(result, numbers.Real),
         ),
     ),
     fallback="attention: 4 D x D matrices + 4 biases of D; feed-forward: D x d_ff + d_ff + d_ff x D + D; "
