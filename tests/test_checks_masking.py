@@ -317,6 +317,14 @@ WRONG_SAFE_SOFTMAXES = {
         lambda s, m: _softmax(np.where(m, s, -1e4)) * m.any(axis=-1, keepdims=True),
         r"case 'very negative allowed scores.*a blocked key has a weight that is not zero.*not low enough",
     ),
+    "fill -1e4, then times the mask (the issue-53 case)": (
+        lambda s, m: _softmax(np.where(m, s, -1e4)) * m,
+        r"case 'very negative allowed scores.*not below this case's allowed scores.*-np.inf",
+    ),
+    "log-softmax (no column sum is positive)": (
+        lambda s, m: np.log(np.maximum(_fill_inf_then_nan_to_num(s, m), 1e-300)),
+        r"(?!.*over the queries)^.*weights differ from the reference",
+    ),
     "inverted mask": (
         lambda s, m: _fill_min_then_times_mask(s, ~m),
         r"the mask is inverted: True means 'may attend'",

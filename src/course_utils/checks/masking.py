@@ -294,7 +294,21 @@ def _weight_on_blocked(result, case) -> bool:
 def _columns_sum_to_one(result, case) -> bool:
     weights, allowed, empty = _rows(result, case)
     sums = weights.sum(axis=-2)
-    return bool(weights.shape[-2] > 1 and np.allclose(sums[np.isfinite(sums) & (sums > 0)], 1.0, atol=1e-4))
+    counted = sums[np.isfinite(sums) & (sums > 0)]
+    # never on an empty selection (np.allclose of nothing is True): a log-softmax has no positive column sum
+    return bool(weights.shape[-2] > 1 and counted.size > 0 and np.allclose(counted, 1.0, atol=1e-4))
+
+
+def _fill_not_low_enough(result, case) -> bool:
+    """The allowed weights of some row vanished, though its blocked keys got nothing: the case's allowed
+    scores lie far below 0 (-20,000 here), and a fill such as -1e4 beat them before the mask was applied."""
+    weights, allowed, empty = _rows(result, case)
+    scores = np.broadcast_to(np.asarray(case.args[0], dtype=np.float64), weights.shape)
+    if not np.all(np.isfinite(weights)) or np.abs(weights[~allowed]).max(initial=0.0) > 1e-6:
+        return False
+    lost = ~empty & (weights.sum(axis=-1) < 0.5)  # rows that allow keys but hold almost no weight
+    highest_allowed = np.where(allowed, scores, -np.inf).max(axis=-1)
+    return bool(np.any(lost & (highest_allowed < -1_000)))
 
 
 _SAFE_MASKED_SOFTMAX = Exercise(
@@ -379,6 +393,13 @@ _SAFE_MASKED_SOFTMAX = Exercise(
             "score before the exponential) or a sum of 0 was divided (masking after the softmax, then dividing by "
             "the new sum, fails when the blocked scores are far larger). Block the scores before the softmax.",
             _non_finite,
+        ),
+        Symptom(
+            "the value you fill the blocked scores with is not below this case's allowed scores (about -20,000): "
+            "a 'large' negative number such as -1e4 beats them, so the softmax gives the blocked keys the weight, "
+            "and multiplying by the mask then leaves the row with almost none. Fill with -np.inf or "
+            "np.finfo(scores.dtype).min, below any score.",
+            _fill_not_low_enough,
         ),
         Symptom(
             "the rows sum to less than 1 though the blocked keys get 0: the mask is applied after the softmax. "
