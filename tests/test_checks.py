@@ -403,7 +403,6 @@ def test_solution_passes_its_checker_and_the_lesson_checks_its_stub(lesson, labe
     [
         lambda words: ["[CLS]", *words, "[SEP]"],
         lambda words: ["[CLS]"] + list(words) + ["[SEP]"],
-        lambda words: tuple(["[CLS]", *words, "[SEP]"]),
         lambda words: [token for token in ("[CLS]", *words, "[SEP]")],
     ],
 )
@@ -419,10 +418,11 @@ def test_check_frame_tokens_accepts_correct_implementations(implementation, caps
         (lambda words: [*words, "[SEP]"], r"\[CLS\] is missing"),
         (lambda words: ["[SEP]", *words, "[CLS]"], r"\[CLS\] comes first and \[SEP\] last"),
         (lambda words: ["[CLS]", list(words), "[SEP]"], r"one nested list: unpack them"),
-        (lambda words: " ".join(["[CLS]", *words, "[SEP]"]), r"(?s)expected a list of tokens, got one string.*not joined"),
+        (lambda words: " ".join(["[CLS]", *words, "[SEP]"]), r"returned a str; return a list"),
+        (lambda words: ("[CLS]", *words, "[SEP]"), r"returned a tuple; return a list \(the statement asks for a list"),
         (lambda words: ["[cls]", *words, "[sep]"], r"written in capitals"),
         (lambda words: ["[CLS]", *list(words)[:-1], "[SEP]"], r"then every word in order"),
-        (lambda words: 5, r"expected a list of tokens, got a int"),
+        (lambda words: 5, r"returned an int; return a list"),
     ],
 )
 def test_check_frame_tokens_rejects_common_mistakes_with_a_hint(implementation, hint):

@@ -122,7 +122,7 @@ def dots_normalising_the_table_in_place(table, start, max_distance):
      "softmax changed its input `x` in place"),
     (checks.check_dots_by_distance, dots_normalising_the_table_in_place,
      "dots_by_distance changed its input `table` in place"),
-    (checks.check_distillation_loss, distillation_loss_in_place, "changed its input `s` in place"),
+    (checks.check_distillation_loss, distillation_loss_in_place, "changed its input `t` in place"),
     (checks.check_align_labels, align_labels_consuming_its_input, "align_labels changed its input `word_ids` in place"),
 ], ids=["numpy out=", "numpy /=", "torch /=", "list.pop"])
 def test_a_function_that_changes_its_inputs_fails(checker, fn, words):

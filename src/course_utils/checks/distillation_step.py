@@ -18,7 +18,7 @@ from torch.nn import functional as F
 
 from .. import distill, masking, students
 from .distill import kl_rows
-from .engine import Case, Exercise, Symptom, require_callable, run_checks
+from .engine import Case, Exercise, Symptom, Tracked, require_callable, run_checks
 from .values import as_float_array
 
 # --------------------------------------------------------------------------------------------
@@ -441,7 +441,9 @@ def check_distillation_step(fn: Callable[..., Any]) -> None:
     require_callable(_DISTILLATION_STEP.name, fn)
     cases = [Case(name, (setting,), None) for name, setting in STEP_CASES]
 
-    def watched(setting: StepSetting) -> StepObserved:
-        return observe_step(fn, setting)
+    learner = Tracked(fn)  # a function that returns on its first calls and then raises is not finished
 
-    run_checks(_DISTILLATION_STEP, watched, cases)
+    def watched(setting: StepSetting) -> StepObserved:
+        return observe_step(learner, setting)
+
+    run_checks(_DISTILLATION_STEP, watched, cases, learner=learner)

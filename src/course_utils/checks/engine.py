@@ -390,6 +390,17 @@ def returned(value: Any, wanted: str, why: str = "") -> str:
     return f"returned {kind_name(value)}; return {wanted}" + (f" ({why})" if why else "")
 
 
+def torch_for_torch(result: Any, case: Case, why: str = "the next cells use torch operations on it") -> str | None:
+    """A type problem when the case's first argument is a torch tensor and ``result`` is not one
+    (a numpy array back for a torch input: ``np.repeat``, ``np.asarray``); None otherwise."""
+    torch = _torch()
+    if torch is None or not case.args or not isinstance(case.args[0], torch.Tensor):
+        return None
+    if isinstance(result, torch.Tensor):
+        return None
+    return returned(result, "a torch tensor", f"the input is a torch tensor, and {why}")
+
+
 def _is_number(value: Any) -> bool:
     """A single real number the next cells can use as one: a Python or numpy int or float (not a bool)."""
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))

@@ -32,7 +32,7 @@ from typing import Any, Callable
 import torch
 
 from .. import masking
-from .engine import Case, Exercise, Symptom, require_callable, run_checks
+from .engine import Case, Exercise, Symptom, Tracked, require_callable, run_checks
 
 ALPHA = 1e-8  # the probability that a correct function falls outside one binomial interval
 DRAWS = 20  # calls with one advancing generator, per large case
@@ -368,7 +368,9 @@ def check_mlm_mask(fn: Callable[..., Any]) -> None:
     require_callable(_MLM_MASK.name, fn)
     cases = [Case(name, (batch,), None) for name, batch in CASES]
 
-    def watched(batch: Batch) -> Observed:
-        return observe(fn, batch)
+    learner = Tracked(fn)  # a function that returns on its first calls and then raises is not finished
 
-    run_checks(_MLM_MASK, watched, cases)
+    def watched(batch: Batch) -> Observed:
+        return observe(learner, batch)
+
+    run_checks(_MLM_MASK, watched, cases, learner=learner)

@@ -204,7 +204,8 @@ def _student_passes(observed: StartObserved) -> list[Pass]:
 
 def _teacher_only(observed: StartObserved, case: Case) -> bool:
     values = [_number(v) for v in observed.result.values()]
-    close = all(v is not None and math.isclose(v, observed.teacher_loss, rel_tol=1e-6) for v in values)
+    close = bool(values) and all(v is not None and math.isclose(v, observed.teacher_loss, rel_tol=1e-6)
+                                 for v in values)  # never on an empty dict
     return close or not _student_passes(observed)
 
 

@@ -33,7 +33,7 @@ from typing import Any, Callable
 import torch
 
 from .. import training
-from .engine import Case, Exercise, Symptom, require_callable, run_checks
+from .engine import Case, Exercise, Symptom, Tracked, require_callable, run_checks
 from .values import describe
 
 ATOL, RTOL = 1e-7, 1e-5  # float64 weights: rounding differences are ~1e-15
@@ -336,7 +336,9 @@ def check_train_step(fn: Callable[..., Any]) -> None:
     require_callable(_TRAIN_STEP.name, fn)
     cases = [Case(name, (setting,), observe(training.train_step, setting)) for name, setting in SETTINGS]
 
-    def watched(setting: Setting) -> Observed:
-        return observe(fn, setting)
+    learner = Tracked(fn)  # a function that returns on its first calls and then raises is not finished
 
-    run_checks(_TRAIN_STEP, watched, cases)
+    def watched(setting: Setting) -> Observed:
+        return observe(learner, setting)
+
+    run_checks(_TRAIN_STEP, watched, cases, learner=learner)
