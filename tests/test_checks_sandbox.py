@@ -156,8 +156,7 @@ def test_a_float_index_list_where_integers_belong_is_refused_in_the_padding_exer
         ids, mask = checks.tokens.tokenization.pad_batch(sequences, pad_id)
         return ids.astype(float), mask
 
-    with pytest.raises(AssertionError, match=r"the numbers look right, but the result has dtype float64 where "
-                                             r"the reference has int64"):
+    with pytest.raises(AssertionError, match=r"the dtype is wrong: expected integers \(dtype int64\), got floats"):
         checks.check_pad_batch(float_ids)
 
 

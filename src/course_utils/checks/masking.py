@@ -65,6 +65,22 @@ def equal_masks(axes: Sequence[str]) -> Callable[[Any, Any], "str | None"]:
     return compare
 
 
+def _boolean_mask(result: Any, case: Case) -> str | None:
+    """The right values in another dtype than bool: a type problem (an integer or float mask is read as
+    something else by attention functions: indices, or numbers added to the scores)."""
+    array = _as_array(result)
+    if array is None or array.dtype == np.bool_ or array.shape != np.shape(case.expected):
+        return None
+    try:
+        same = np.array_equal(array.astype(np.float64), np.asarray(case.expected).astype(np.float64))
+    except (TypeError, ValueError):
+        return None
+    if not same:
+        return None  # wrong values too: the comparison says so, with its hint
+    return (f"returned a mask of dtype {array.dtype}; return a boolean mask (dtype bool, True = may attend), e.g. "
+            ".astype(bool): an integer or float mask is read as something else by attention functions")
+
+
 def _right_values_wrong_dtype(result, case) -> bool:
     array = _as_array(result)
     return array.dtype != np.bool_ and np.array_equal(array.astype(np.float64), case.expected.astype(np.float64))
@@ -79,6 +95,7 @@ _CAUSAL_MASK = Exercise(
     call="causal_mask(seq_len) with seq_len a positive integer, and expects a boolean (seq_len, seq_len) array, "
     "True where the key position is <= the query position (row = query, column = key)",
     compare=equal_masks(("T", "T")),
+    returns=_boolean_mask,
     mistakes=(
         Mistake(
             "the mask is transposed (the upper triangle): rows are queries and columns keys, and query i may "
@@ -139,6 +156,7 @@ _PADDING_MASK = Exercise(
     call="padding_mask(attention_mask) with attention_mask a (B, T) array of 1 (real token) and 0 (padding), "
     "and expects a boolean (B, 1, 1, T) array, True = may attend",
     compare=equal_masks(("B", "1", "1", "T")),
+    returns=_boolean_mask,
     mistakes=(
         Mistake(
             "the mask is inverted: True means 'may attend', so real tokens (attention_mask == 1) are True and "

@@ -57,7 +57,7 @@ class StartObserved:
     setting: StartSetting
     result: Any = None
     expected: dict[tuple[int, ...], float] = field(default_factory=dict)
-    without_mask: dict[tuple[int, ...], float] = field(default_factory=dict)  # students run without attention_mask
+    teacher: Any = None  # the case's teacher and batch, for the losses of known mistakes (after a failure)
     teacher_loss: float = math.nan
     batch: tuple = ()
     passes: list[Pass] = field(default_factory=list)
@@ -122,7 +122,7 @@ def observe_start_losses(start_losses: Callable[..., Any], setting: StartSetting
         teacher, batch = _tiny_teacher(setting)
         observed.batch = tuple(x.clone() for x in batch)
         observed.expected = students.start_losses(teacher, [list(c) for c in setting.choices], batch)
-        observed.without_mask = _losses_without_mask(teacher, setting.choices, batch)
+        observed.teacher = teacher
         with torch.no_grad():
             mode = teacher.training
             observed.teacher_loss = teacher.eval()(input_ids=batch[2], attention_mask=batch[1],
@@ -169,8 +169,9 @@ def _loss_types(observed: StartObserved, case: Case) -> str | None:
 
 def _no_attention_mask(observed: StartObserved, case: Case) -> bool:
     values = {key: _number(value) for key, value in observed.result.items()}
-    return set(values) == set(observed.without_mask) and all(
-        v is not None and math.isclose(v, observed.without_mask[k], rel_tol=RTOL) for k, v in values.items())
+    without_mask = _losses_without_mask(observed.teacher, observed.setting.choices, observed.batch)
+    return set(values) == set(without_mask) and all(
+        v is not None and math.isclose(v, without_mask[k], rel_tol=RTOL) for k, v in values.items())
 
 
 def _number(value: Any) -> float | None:
