@@ -302,6 +302,51 @@ def test_diagnose_names_the_matching_mistake():
     assert checks.diagnose(exercise, np.ones(5), case) == "square each entry: x ** 2"
 
 
+def test_no_hint_names_a_mistake_that_gives_the_right_answer_on_the_case():
+    """On x = (0, 2), doubling is squaring: a result equal to 2 * x there is the right one, and a
+    wrong result there must not be blamed on doubling."""
+    case = checks.Case("x = (0, 2)", (np.array([0.0, 2.0]),), np.array([0.0, 4.0]))
+    exercise = _toy_exercise()
+    assert checks.diagnose(exercise, np.array([0.0, 4.0]), case) == "square each entry: x ** 2"
+    with pytest.raises(AssertionError) as error:
+        checks.run_checks(exercise, lambda x: 2 * x + 1, [case])
+    assert "doubled" not in str(error.value) and "Hint: square each entry" in str(error.value)
+
+
+def test_a_type_problem_gets_no_hint_from_the_known_mistakes():
+    """The right values as a list: the type is named, and no mistake (doubling equals squaring on
+    x = (0, 2), the first case) is offered as the reason."""
+    case = checks.Case("x = (0, 2)", (np.array([0.0, 2.0]),), np.array([0.0, 4.0]))
+    with pytest.raises(AssertionError) as error:
+        checks.run_checks(_toy_exercise(), lambda x: (x**2).tolist(), [case, *TOY_CASES])
+    assert "returned a list; return an array" in str(error.value) and "Hint" not in str(error.value)
+
+
+def test_a_half_written_function_is_not_finished_and_the_stub_not_attempted(capsys):
+    def half_written(x):
+        if len(x) > 3:
+            raise NotImplementedError("longer vectors: to do")
+        return x**2
+
+    with pytest.raises(AssertionError, match=r"square is not finished: it raised NotImplementedError \(longer "
+                                             r"vectors: to do\) on the case 'N=5', after returning 1 time\."):
+        checks.run_checks(_toy_exercise(), half_written, TOY_CASES)
+    assert "not attempted" not in capsys.readouterr().out
+    assert checks.run_checks(_toy_exercise(), _stub, TOY_CASES) is False
+    assert capsys.readouterr().out == checks.not_attempted_message("square") + "\n"
+
+
+def test_follow_runs_what_the_next_cell_runs_with_a_right_result():
+    def next_cell(result, case, args):
+        return None if result.flags.writeable else "the next cell writes into the result: return a writable array"
+
+    exercise = _toy_exercise(follow=next_cell)
+    frozen = lambda x: (lambda y: (y.setflags(write=False), y)[1])(x**2)  # noqa: E731
+    with pytest.raises(AssertionError, match="the next cell writes into the result"):
+        checks.run_checks(exercise, frozen, TOY_CASES)
+    assert checks.run_checks(exercise, lambda x: x**2, TOY_CASES) is True
+
+
 def test_a_mistake_or_symptom_that_fails_is_skipped():
     def broken(*args):
         raise RuntimeError("this wrong version does not apply here")
