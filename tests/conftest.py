@@ -6,6 +6,13 @@ import pytest
 import torch
 
 from course_utils import tokenization
+from course_utils.authoring import kernel_retry
+
+
+def pytest_configure(config):
+    """Tests that run notebooks start kernels beside each other (-n auto): one that dies at start is
+    started again (nbclient's and nbval's starts, in this process)."""
+    kernel_retry.install()
 
 
 @pytest.fixture(scope="module")

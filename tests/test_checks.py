@@ -172,7 +172,7 @@ def test_check_rnn_step_refuses_a_function_that_writes_into_its_inputs_and_the_c
 
 def test_check_rnn_step_refuses_a_list_naming_the_type():
     as_list = lambda x_t, h_prev, W_xh, W_hh, b_h: list(np.tanh(x_t @ W_xh + h_prev @ W_hh + b_h))
-    with pytest.raises(AssertionError, match="expected an array \\(numpy or torch\\), got a list"):
+    with pytest.raises(AssertionError, match=r"returned a list; return an array \(numpy or torch\)"):
         checks.check_rnn_step(as_list)
 
 
@@ -228,7 +228,7 @@ WRONG_LSTM_COUNTS = {
         r"d_hidden x d_hidden, not d_in x d_in",
     ),
     "a BiLSTM": (lambda d_in, d_h: 8 * (d_in * d_h + d_h * d_h + d_h), r"the count of a BiLSTM"),
-    "a string": (lambda d_in, d_h: str(4 * (d_in * d_h + d_h * d_h + d_h)), r"got a str.*return the count as a number"),
+    "a string": (lambda d_in, d_h: str(4 * (d_in * d_h + d_h * d_h + d_h)), r"returned a str; return an int\.$"),
     "not a whole number": (
         lambda d_in, d_h: 4.5 * (d_in * d_h + d_h * d_h + d_h),
         r"expected a whole number of parameters",
@@ -300,6 +300,51 @@ def test_diagnose_names_the_matching_mistake():
     assert checks.diagnose(exercise, 2 * case.args[0], case) == "you doubled instead of squaring"
     assert checks.diagnose(exercise, -np.ones(5), case) == "a square is never negative"
     assert checks.diagnose(exercise, np.ones(5), case) == "square each entry: x ** 2"
+
+
+def test_no_hint_names_a_mistake_that_gives_the_right_answer_on_the_case():
+    """On x = (0, 2), doubling is squaring: a result equal to 2 * x there is the right one, and a
+    wrong result there must not be blamed on doubling."""
+    case = checks.Case("x = (0, 2)", (np.array([0.0, 2.0]),), np.array([0.0, 4.0]))
+    exercise = _toy_exercise()
+    assert checks.diagnose(exercise, np.array([0.0, 4.0]), case) == "square each entry: x ** 2"
+    with pytest.raises(AssertionError) as error:
+        checks.run_checks(exercise, lambda x: 2 * x + 1, [case])
+    assert "doubled" not in str(error.value) and "Hint: square each entry" in str(error.value)
+
+
+def test_a_type_problem_gets_no_hint_from_the_known_mistakes():
+    """The right values as a list: the type is named, and no mistake (doubling equals squaring on
+    x = (0, 2), the first case) is offered as the reason."""
+    case = checks.Case("x = (0, 2)", (np.array([0.0, 2.0]),), np.array([0.0, 4.0]))
+    with pytest.raises(AssertionError) as error:
+        checks.run_checks(_toy_exercise(), lambda x: (x**2).tolist(), [case, *TOY_CASES])
+    assert "returned a list; return an array" in str(error.value) and "Hint" not in str(error.value)
+
+
+def test_a_half_written_function_is_not_finished_and_the_stub_not_attempted(capsys):
+    def half_written(x):
+        if len(x) > 3:
+            raise NotImplementedError("longer vectors: to do")
+        return x**2
+
+    with pytest.raises(AssertionError, match=r"square is not finished: it raised NotImplementedError \(longer "
+                                             r"vectors: to do\) on the case 'N=5', after returning 1 time\."):
+        checks.run_checks(_toy_exercise(), half_written, TOY_CASES)
+    assert "not attempted" not in capsys.readouterr().out
+    assert checks.run_checks(_toy_exercise(), _stub, TOY_CASES) is False
+    assert capsys.readouterr().out == checks.not_attempted_message("square") + "\n"
+
+
+def test_follow_runs_what_the_next_cell_runs_with_a_right_result():
+    def next_cell(result, case, args):
+        return None if result.flags.writeable else "the next cell writes into the result: return a writable array"
+
+    exercise = _toy_exercise(follow=next_cell)
+    frozen = lambda x: (lambda y: (y.setflags(write=False), y)[1])(x**2)  # noqa: E731
+    with pytest.raises(AssertionError, match="the next cell writes into the result"):
+        checks.run_checks(exercise, frozen, TOY_CASES)
+    assert checks.run_checks(exercise, lambda x: x**2, TOY_CASES) is True
 
 
 def test_a_mistake_or_symptom_that_fails_is_skipped():
@@ -403,7 +448,6 @@ def test_solution_passes_its_checker_and_the_lesson_checks_its_stub(lesson, labe
     [
         lambda words: ["[CLS]", *words, "[SEP]"],
         lambda words: ["[CLS]"] + list(words) + ["[SEP]"],
-        lambda words: tuple(["[CLS]", *words, "[SEP]"]),
         lambda words: [token for token in ("[CLS]", *words, "[SEP]")],
     ],
 )
@@ -419,10 +463,11 @@ def test_check_frame_tokens_accepts_correct_implementations(implementation, caps
         (lambda words: [*words, "[SEP]"], r"\[CLS\] is missing"),
         (lambda words: ["[SEP]", *words, "[CLS]"], r"\[CLS\] comes first and \[SEP\] last"),
         (lambda words: ["[CLS]", list(words), "[SEP]"], r"one nested list: unpack them"),
-        (lambda words: " ".join(["[CLS]", *words, "[SEP]"]), r"(?s)expected a list of tokens, got one string.*not joined"),
+        (lambda words: " ".join(["[CLS]", *words, "[SEP]"]), r"returned a str; return a list"),
+        (lambda words: ("[CLS]", *words, "[SEP]"), r"returned a tuple; return a list \(the statement asks for a list"),
         (lambda words: ["[cls]", *words, "[sep]"], r"written in capitals"),
         (lambda words: ["[CLS]", *list(words)[:-1], "[SEP]"], r"then every word in order"),
-        (lambda words: 5, r"expected a list of tokens, got a int"),
+        (lambda words: 5, r"returned an int; return a list"),
     ],
 )
 def test_check_frame_tokens_rejects_common_mistakes_with_a_hint(implementation, hint):

@@ -49,9 +49,8 @@ def _cross_entropy_minus_entropy(s, t, T):
 
 
 def distillation_loss_in_place(s, t, T):
-    s /= T
-    t /= T
-    return F.kl_div(s.log_softmax(-1), t.softmax(-1), reduction="sum") / s.shape[0] * T**2
+    t /= T  # the teacher's logits, divided in place: the caller's tensor changes
+    return F.kl_div((s / T).log_softmax(-1), t.softmax(-1), reduction="sum") / s.shape[0] * T**2
 
 
 def _float64_python_number(s, t, T):
@@ -64,7 +63,6 @@ CORRECT_LOSSES = {
     "by hand": _by_hand,
     "log_target=True": _log_target,
     "cross-entropy minus the teacher's entropy": _cross_entropy_minus_entropy,
-    "float64, returned as a python float": _float64_python_number,
     "the package's reference": distill.distillation_loss,
 }
 
@@ -124,6 +122,16 @@ WRONG_LOSSES = {
     ),
     "one value per row": (lambda s, t, T: _kl(s, t, T, "none").sum(-1) * T**2, "one value per row"),
     "no reduction at all": (lambda s, t, T: _kl(s, t, T, "none") * T**2, "return one number"),
+    "a python float (.item())": (_float64_python_number, r"returned a float; return a 0-d torch tensor"),
+    "the student's logits divided in place": (
+        lambda s, t, T: (s.__itruediv__(T), _kl_div(s, t / T, 1.0))[1],
+        r"raised RuntimeError.*in place \(s /= T\).*s / T",
+    ),
+    "a detached tensor": (lambda s, t, T: _kl_div(s, t, T).detach(), r"cut from the autograd graph"),
+    "the teacher's side from the student's logits": (
+        lambda s, t, T: _kl_div(s, t, T) + 0 * (s * s.detach()).sum() + (s - s.detach()).sum() * 1e-3,
+        r"its gradient with respect to the student's logits differs",
+    ),
 }
 
 

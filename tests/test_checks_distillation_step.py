@@ -160,7 +160,7 @@ WRONG = {
     ),
     "cosine loss with its sign flipped": (_step(cos="sign flipped"), "sign flipped.*1 − cos.*away from"),
     "two steps": (_step(steps=2), "stepped 2 times.*exactly once"),
-    "a list returned": (_step(returned="list"), "no readable losses.*return the four losses"),
+    "a list returned": (_step(returned="list"), r"call 1 returned a list; return a dict \{'total'"),
 }
 
 

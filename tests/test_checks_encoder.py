@@ -437,7 +437,38 @@ def _numpy_only(x, attention, feed_forward, norm1, norm2):
     return h + np.asarray(feed_forward(norm2(h)))
 
 
+def _pre_ln_residual_in_place(x, attention, feed_forward, norm1, norm2):
+    """Right values, but h += ... changes the h that norm2 saved for backward."""
+    h = x + attention(norm1(x))
+    h += feed_forward(norm2(h))
+    return h
+
+
+def _pre_ln_detached(x, attention, feed_forward, norm1, norm2):
+    out = encoder_pieces.pre_ln_block(x, attention, feed_forward, norm1, norm2)
+    return out.detach() if isinstance(out, torch.Tensor) else out
+
+
+def _pre_ln_numpy_back(x, attention, feed_forward, norm1, norm2):
+    out = encoder_pieces.pre_ln_block(x, attention, feed_forward, norm1, norm2)
+    return out.detach().numpy() if isinstance(out, torch.Tensor) else out
+
+
+def _pre_ln_branch_detached(x, attention, feed_forward, norm1, norm2):
+    """Right values, but the first residual sum is cut from the graph on the way to the second."""
+    h = x + attention(norm1(x))
+    h = h.detach() if isinstance(h, torch.Tensor) else h
+    return h + feed_forward(norm2(h))
+
+
 WRONG_PRE_LN_BLOCKS = {
+    "residual added in place (backward fails)": (
+        _pre_ln_residual_in_place, r"case 'torch.*backward fails: one of the variables.*inplace.*h = h \+ feed_forward"),
+    "a detached result": (_pre_ln_detached, r"case 'torch.*cut from the autograd graph.*\.detach\(\)"),
+    "numpy back for torch": (_pre_ln_numpy_back, r"case 'torch.*returned a numpy array; return a torch tensor"),
+    "residual detached inside": (_pre_ln_branch_detached, r"case 'torch.*no gradient reaches the input x"),
+    "x += in place": (lambda x, a, f, n1, n2: (x.__iadd__(a(n1(x))), x + f(n2(x)))[1],
+                      "changed its input `x` in place"),
     "still post-LN": (encoder_pieces.encoder_block, "this is the post-LN block you started from"),
     "the residual stream normalised": (_stream_normalised, "the residual path carries the normalised x"),
     "each norm twice": (
@@ -546,7 +577,7 @@ WRONG_COUNTS = {
     "no output projection": (lambda d, f: 3 * d * d + 3 * d + 2 * d * f + f + d + 4 * d, "output projection W_O"),
     "one feed-forward matrix": (lambda d, f: _right(d, f) - d * f - d, "two matrices"),
     "Q, K, V per head of full size": (lambda d, f: _right(d, f) + 3 * d * d, "the heads share"),
-    "a string": (lambda d, f: str(_right(d, f)), "expected a whole number of parameters, got a str"),
+    "a string": (lambda d, f: str(_right(d, f)), r"returned a str; return an int\.$"),
     "off by one": (lambda d, f: _right(d, f) + 1, "attention: 4 D x D matrices"),
 }
 

@@ -62,11 +62,11 @@ WRONG_CAUSAL_MASKS = {
     ),
     "integers instead of booleans": (
         lambda seq_len: np.tril(np.ones((seq_len, seq_len), dtype=int)),
-        r"got the right values of dtype int64.*the values are right but the mask is not boolean",
+        r"returned a mask of dtype int64; return a boolean mask \(dtype bool",
     ),
     "floats (np.tril of np.ones)": (
         lambda seq_len: np.tril(np.ones((seq_len, seq_len))),
-        r"got the right values of dtype float64.*make it boolean",
+        r"returned a mask of dtype float64; return a boolean mask \(dtype bool",
     ),
     "float, transposed": (
         lambda seq_len: np.triu(np.ones((seq_len, seq_len))),
@@ -74,7 +74,7 @@ WRONG_CAUSAL_MASKS = {
     ),
     "torch int tril": (
         lambda seq_len: torch.ones(seq_len, seq_len).tril().long(),
-        r"dtype int64.*the mask is not boolean",
+        r"returned a mask of dtype int64; return a boolean mask \(dtype bool",
     ),
     "nothing blocked": (lambda seq_len: np.ones((seq_len, seq_len), dtype=bool), r"everything is allowed"),
     "a (T, T+1) mask": (
@@ -137,9 +137,9 @@ WRONG_PADDING_MASKS = {
     "(B, 1, T)": (lambda m: (m == 1)[:, None, :], r"the mask is \(B, 1, T\): add one more axis"),
     "float": (
         lambda m: m[:, None, None, :].astype(np.float32),
-        r"got the right values of dtype float32.*the values are right but the mask is not boolean",
+        r"returned a mask of dtype float32; return a boolean mask \(dtype bool",
     ),
-    "int": (lambda m: m[:, None, None, :], r"got the right values of dtype int64.*not boolean"),
+    "int": (lambda m: m[:, None, None, :], r"returned a mask of dtype int64; return a boolean mask \(dtype bool"),
     "(B, T, 1, 1)": (
         lambda m: (m == 1)[:, :, None, None],
         r"the mask has the right number of values but the wrong shape",
@@ -316,6 +316,14 @@ WRONG_SAFE_SOFTMAXES = {
     "fill -1e4 (not low enough)": (
         lambda s, m: _softmax(np.where(m, s, -1e4)) * m.any(axis=-1, keepdims=True),
         r"case 'very negative allowed scores.*a blocked key has a weight that is not zero.*not low enough",
+    ),
+    "fill -1e4, then times the mask (the issue-53 case)": (
+        lambda s, m: _softmax(np.where(m, s, -1e4)) * m,
+        r"case 'very negative allowed scores.*not below this case's allowed scores.*-np.inf",
+    ),
+    "log-softmax (no column sum is positive)": (
+        lambda s, m: np.log(np.maximum(_fill_inf_then_nan_to_num(s, m), 1e-300)),
+        r"(?!.*over the queries)^.*weights differ from the reference",
     ),
     "inverted mask": (
         lambda s, m: _fill_min_then_times_mask(s, ~m),

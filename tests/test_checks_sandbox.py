@@ -122,7 +122,7 @@ def dots_normalising_the_table_in_place(table, start, max_distance):
      "softmax changed its input `x` in place"),
     (checks.check_dots_by_distance, dots_normalising_the_table_in_place,
      "dots_by_distance changed its input `table` in place"),
-    (checks.check_distillation_loss, distillation_loss_in_place, "changed its input `s` in place"),
+    (checks.check_distillation_loss, distillation_loss_in_place, "changed its input `t` in place"),
     (checks.check_align_labels, align_labels_consuming_its_input, "align_labels changed its input `word_ids` in place"),
 ], ids=["numpy out=", "numpy /=", "torch /=", "list.pop"])
 def test_a_function_that_changes_its_inputs_fails(checker, fn, words):
@@ -131,10 +131,10 @@ def test_a_function_that_changes_its_inputs_fails(checker, fn, words):
 
 
 @pytest.mark.parametrize("checker, fn, words", [
-    (checks.check_softmax, lambda x, axis=-1: attention.softmax(x, axis).tolist(), "got a list"),
-    (checks.check_sinusoidal_encoding, list_of_lists, "got a list"),
+    (checks.check_softmax, lambda x, axis=-1: attention.softmax(x, axis).tolist(), "returned a list"),
+    (checks.check_sinusoidal_encoding, list_of_lists, "returned a list"),
     (checks.check_causal_mask, lambda seq_len: [[k <= q for k in range(seq_len)] for q in range(seq_len)],
-     "got a list"),
+     "returned a list"),
     (checks.check_layer_map, lambda n_t, n_s: [i * n_t / n_s for i in range(n_s)], "expected an integer, got the float"),
 ], ids=["softmax list", "encoding list", "mask list", "layer_map floats"])
 def test_results_of_the_wrong_kind_are_refused_naming_the_type(checker, fn, words):
@@ -156,8 +156,7 @@ def test_a_float_index_list_where_integers_belong_is_refused_in_the_padding_exer
         ids, mask = checks.tokens.tokenization.pad_batch(sequences, pad_id)
         return ids.astype(float), mask
 
-    with pytest.raises(AssertionError, match=r"the numbers look right, but the result has dtype float64 where "
-                                             r"the reference has int64"):
+    with pytest.raises(AssertionError, match=r"the dtype is wrong: expected integers \(dtype int64\), got floats"):
         checks.check_pad_batch(float_ids)
 
 

@@ -16,7 +16,7 @@ from torch.nn import functional as F
 from course_utils import checks, masking, students
 from tests.checker_cases import stub as _stub
 
-PASS = "✓ start_losses: all 3 cases pass.\n"
+PASS = "✓ start_losses: all 4 cases pass.\n"
 
 
 def _loss(student, batch, ids=None):
@@ -137,6 +137,20 @@ def _reversed_layers(teacher, choices, batch):
     return {tuple(c): _loss(students.student_from_teacher(teacher, c[::-1]).eval(), batch).item() for c in choices}
 
 
+def _without_attention_mask(teacher, choices, batch):
+    _, _, masked_ids, labels = batch
+    return {tuple(c): students.student_from_teacher(teacher, c).eval()(input_ids=masked_ids, labels=labels).loss.item()
+            for c in choices}  # fmt: skip
+
+
+def _strings_of_numbers(teacher, choices, batch):
+    return {key: f"{value:.6f}" for key, value in students.start_losses(teacher, choices, batch).items()}
+
+
+def _one_element_lists(teacher, choices, batch):
+    return {key: [value] for key, value in students.start_losses(teacher, choices, batch).items()}
+
+
 def _accuracy(teacher, choices, batch):
     _, attention_mask, masked_ids, labels = batch
     result = {}
@@ -162,6 +176,9 @@ WRONG = {
     "keys as strings": (_string_keys, "the keys are"),
     "layers reversed": (_reversed_layers, "increasing order.*as `choices` holds them"),
     "accuracy, not the loss": (_accuracy, "masked-LM loss"),
+    "students without the attention mask": (_without_attention_mask, "without the attention mask: pass attention_mask"),
+    "strings of numbers": (_strings_of_numbers, r"returned a str; return a float \(loss.item\(\).*under the key"),
+    "one-element lists": (_one_element_lists, r"returned a list; return a float \(loss.item\(\).*under the key"),
 }
 
 

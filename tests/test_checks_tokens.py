@@ -88,7 +88,7 @@ def mutating(sequences, pad_id):
         (too_long, "longest sequence"),
         (swapped, "input_ids first"),
         (mutating, "changed its input `sequences` in place"),
-        (pad_lists, r"expected an array \(numpy or torch\), got a list"),
+        (pad_lists, r"returned a list; return an array \(numpy or torch\)"),
     ],
 )
 def test_pad_batch_rejects_wrong_versions_naming_the_mistake(fn, hint):
@@ -176,7 +176,16 @@ def grad_autograd(ids, grad_vectors, vocab_size):
     return table.grad.to(torch.float32 if grad_vectors.dtype == np.float32 else torch.float64)
 
 
-@pytest.mark.parametrize("fn", [grad_add_at, grad_one_hot, grad_einsum, grad_loops, grad_autograd])
+def grad_torch_float32(ids, grad_vectors, vocab_size):
+    """As the lesson's next cell computes it: torch's float32 gradient of the table."""
+    import torch
+
+    table = torch.zeros(vocab_size, grad_vectors.shape[-1], requires_grad=True)  # float32
+    torch.nn.functional.embedding(torch.as_tensor(ids), table).backward(torch.as_tensor(grad_vectors).float())
+    return table.grad.numpy()
+
+
+@pytest.mark.parametrize("fn", [grad_add_at, grad_one_hot, grad_einsum, grad_loops, grad_autograd, grad_torch_float32])
 def test_embedding_grad_accepts_correct_versions(fn, capsys):
     checks.check_embedding_grad(fn)
     assert "all 7 cases pass" in capsys.readouterr().out

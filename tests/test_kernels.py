@@ -42,6 +42,7 @@ def test_nbval_runs_strict_with_the_tolerance_on_the_lessons_named(monkeypatch):
     command = kernels.nbval_command(["06_encoder.md", ROOT / "lessons" / "05_masking.ipynb"])
     assert command[-2:] == ["lessons/06_encoder.ipynb", "lessons/05_masking.ipynb"]  # the last first
     assert "--nbval" in command and "course_utils.authoring.nbval_tolerance" in command
+    assert "course_utils.authoring.kernel_retry" in command
     assert len([c for c in kernels.nbval_command() if c.endswith(".ipynb")]) >= 9  # every lesson
     with pytest.raises(FileNotFoundError, match="expected a lesson notebook"):
         kernels.nbval_command(["10_missing.md"])

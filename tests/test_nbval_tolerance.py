@@ -60,6 +60,7 @@ def failed_cells(tmp_path, tolerant: bool) -> set[str]:
     path = tmp_path / "lesson.ipynb"
     nbformat.write(notebook, path)
     plugin = ["-p", "course_utils.authoring.nbval_tolerance"] if tolerant else []
+    plugin += ["-p", "course_utils.authoring.kernel_retry"]  # beside other tests' kernels (-n auto)
     run = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-p", "no:cacheprovider",
                           "-p", "no:xdist", "-rf", *plugin, str(path)], capture_output=True, text=True, cwd=tmp_path)
     counts = {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed)", run.stdout.splitlines()[-1])}

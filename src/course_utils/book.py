@@ -480,6 +480,9 @@ def encrypt_kernel_transport() -> bool:
 def _prepare_lesson_execution(app, config) -> None:
     os.environ.update(LESSON_ENVIRONMENT)
     encrypt_kernel_transport()
+    from .authoring import kernel_retry
+
+    kernel_retry.install()  # a lesson's kernel that dies at start is started again
     # jupyter-cache compares a lesson's cells only: after a change of course_utils its cached outputs
     # are another code's. The cache goes, and so do the pages read from it (the environment).
     cache_dir, current = _execution_cache_dir(app), package_source_hash()

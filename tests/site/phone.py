@@ -14,7 +14,9 @@ Each measure opens the page in a fresh browser context (a first visit: nothing c
 - ``small_text``: figure texts (heatmap values among them) drawn smaller than ``MIN_TEXT_PX``;
 - ``weight_bytes``: bytes transferred for the page and all it loads, as served gzip-compressed;
 - ``fcp_ms``: first contentful paint with the CPU slowed 4× (Chrome DevTools Protocol);
-- ``axe``: axe-core violations by impact; ``dark``: what dark mode leaves light or illegible.
+- ``axe``: axe-core violations (its default rules and the experimental ones of
+  :data:`EXPERIMENTAL_AXE_RULES`) at phone width and at 1366 px, light and dark, by where they were
+  seen; ``dark``: what dark mode leaves light or illegible.
 """
 
 from __future__ import annotations
@@ -224,14 +226,20 @@ def measure(browser, base_url: str, page: str) -> dict:
     result["blocking_course_scripts"] = [
         src for src in result["render_blocking_scripts"] if re.search(r"plotly|mathjax|/course-", src, re.IGNORECASE)
     ]
-    result["axe"] = axe_violations(tab)
+    result["axe"] = {"phone": axe_violations(tab)}
     context.close()
     # the laptop's overlaps are measured in dark mode, which changes colours only, never a box
     context, tab = open_page(browser, url, LAPTOP, dark=True)
     result["overlaps"] += [f"laptop: {problem}" for problem in tab.evaluate(FIGURE_OVERLAPS)]
     result["dark"] = tab.evaluate(DARK_FIGURES)
-    result["axe_dark"] = axe_violations(tab, rules=["color-contrast"])  # what dark mode can break
+    result["axe"]["laptop, dark"] = axe_violations(tab)
     context.close()
+    # every rule (the experimental one too) at both widths, light and dark: the theme's markup differs by
+    # width (the table of contents and the search field are in the page at 1366 px, in dialogs on a phone)
+    for name, viewport, options in (("laptop", LAPTOP, {}), ("phone, dark", PHONE, {"phone": True, "dark": True})):
+        context, tab = open_page(browser, url, viewport, **options)
+        result["axe"][name] = axe_violations(tab)
+        context.close()
     return result
 
 
@@ -263,6 +271,11 @@ def _screenshots(tab, folder: Path, page: str, *, figures: bool = True) -> None:
                 div.screenshot(path=str(folder / f"{stem}-figure-{n}.png"))
 
 
+def all_violations(result: dict) -> list[dict]:
+    """Every axe-core violation of a page's :func:`measure`, each with ``seen``: the width and mode."""
+    return [{**v, "seen": where} for where, violations in result["axe"].items() for v in violations]
+
+
 def impacts(violations: list[dict]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for violation in violations:
@@ -275,7 +288,7 @@ def table(results: list[dict]) -> str:
     rows = ["| page | weight (gzip) | uncompressed | FCP 4x CPU | phone overflow | overlaps | small text | axe serious/critical |",
             "|---|---|---|---|---|---|---|---|"]
     for r in results:
-        counts = impacts(r["axe"])
+        counts = impacts(all_violations(r))
         rows.append(
             f"| {Path(r['page']).stem} | {r['weight_bytes'] / 2**20:.2f} MB | {r['decoded_bytes'] / 2**20:.2f} MB "
             f"| {_ms(r.get('fcp_ms'))} | {r['overflow_px']} px | {len(r['overlaps'])} | {len(r['small_text'])} "
@@ -302,9 +315,9 @@ def main(site: Path) -> None:
         for key in ("overlaps", "small_text", "dark"):
             for problem in r[key][:6]:
                 print(f"{Path(r['page']).stem} {key}: {problem}")
-        for v in r["axe"]:
+        for v in all_violations(r):
             if v["impact"] in ("serious", "critical"):
-                print(f"{Path(r['page']).stem} axe {v['impact']} {v['id']}: {v['targets'][:3]}")
+                print(f"{Path(r['page']).stem} axe ({v['seen']}) {v['impact']} {v['id']}: {v['targets'][:3]}")
 
 
 if __name__ == "__main__":

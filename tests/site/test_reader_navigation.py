@@ -272,3 +272,37 @@ def test_the_course_fix_stands_aside_when_the_theme_opens_the_dialog_itself(brow
         assert tab.evaluate("window.handedOn") == 1, "the tap on the visible toggle was not handed on once"
     finally:
         context.close()
+
+
+def test_every_control_of_the_sidebar_and_header_says_what_it_does(browser, base_url):
+    """At 1366 px and on a phone, on every page: each expand toggle of the table of contents is named
+    after the entry whose pages it opens, and the search button's name holds all the text it shows
+    (a speech user says what they see). axe checks that a name exists; this checks what it says."""
+    problems = []
+    for viewport in (LAPTOP, PHONE):
+        context = browser.new_context(viewport=viewport)
+        tab = context.new_page()
+        for page in PAGES:
+            tab.goto(f"{base_url}/{page}", wait_until="load")
+            seen = tab.evaluate(
+                """() => ({
+                  toggles: [...document.querySelectorAll('nav details > summary')].map(s => ({
+                    name: s.getAttribute('aria-label') || s.textContent.trim(),
+                    entry: (s.closest('li')?.querySelector(':scope > a')?.textContent || '').trim()})),
+                  search: [...document.querySelectorAll('button.search-button-field')].map(b => ({
+                    name: b.getAttribute('aria-label') || b.textContent.replace(/\\s+/g, ' ').trim(),
+                    text: b.textContent.replace(/\\s+/g, ' ').trim()})),
+                })"""
+            )
+            for toggle in seen["toggles"]:
+                if not toggle["entry"] or toggle["entry"] not in toggle["name"]:
+                    problems.append(f"{page} ({viewport['width']} px): a toggle named {toggle['name']!r} beside "
+                                    f"the entry {toggle['entry']!r}")
+            for button in seen["search"]:
+                if button["text"] not in button["name"]:
+                    problems.append(f"{page} ({viewport['width']} px): the search button shows {button['text']!r} "
+                                    f"and is named {button['name']!r}")
+            if not seen["toggles"] and page.startswith("lessons/07"):
+                problems.append(f"{page}: no expand toggle in the table of contents (lesson 07 has a lab page)")
+        context.close()
+    assert not problems, "\n".join(problems[:20])

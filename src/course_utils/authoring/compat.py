@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import versions
-from . import require_checkout, watchdog
+from . import kernel_retry, require_checkout, watchdog
 from .lessons import ROOT, page_sources
 
 PYPROJECT = ROOT / "pyproject.toml"
@@ -122,6 +122,7 @@ class Result:
     failures: list[str] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
     error: str = ""
+    retries: list[str] = field(default_factory=list)  # kernel starts tried again (kernel_retry)
 
     @property
     def ok(self) -> bool:
@@ -194,21 +195,35 @@ def installed_versions(folder: Path) -> dict[str, str]:
     return json.loads(out.stdout)
 
 
+def nbval_command(folder: Path, report: Path, lessons: list[Path]) -> list[str]:
+    """The pytest command of :func:`run_lessons`: nbval, lax, in the venv of ``folder``.
+
+    Two lessons at a time, the last (longest) first, as `make test` runs them; a kernel that dies
+    at start is started again (:mod:`course_utils.authoring.kernel_retry`, from the
+    ``course_utils`` installed in the venv).
+    """
+    return [str(folder / "bin" / "python"), "-m", "pytest", "--nbval-lax", "--nbval-current-env",
+            "--nbval-cell-timeout=600", "-p", "course_utils.authoring.kernel_retry", "-p", "no:cacheprovider",
+            "-q", f"--junitxml={report}", "-n", "2", "--dist", "loadfile",
+            *[str(p.with_suffix(".ipynb").relative_to(ROOT)) for p in sorted(lessons, reverse=True)]]
+
+
 def run_lessons(result: Result, folder: Path, lessons: list[Path]) -> Result:
     """nbval, lax, on every lesson in the venv of ``folder``; fills ``result.cells`` and ``failures``."""
     report = folder / "junit.xml"
-    # two lessons at a time, the last (longest) first, waiting threads asleep: as `make test` runs them
-    command = [str(folder / "bin" / "python"), "-m", "pytest", "--nbval-lax", "--nbval-current-env",
-               "--nbval-cell-timeout=600", "-p", "no:cacheprovider", "-q", f"--junitxml={report}",
-               "-n", "2", "--dist", "loadfile",
-               *[str(p.with_suffix(".ipynb").relative_to(ROOT)) for p in sorted(lessons, reverse=True)]]
+    command = nbval_command(folder, report, lessons)  # waiting threads asleep (OMP_WAIT_POLICY below)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONHASHSEED="0", OMP_WAIT_POLICY="PASSIVE",
                PYDEVD_DISABLE_FILE_VALIDATION="1", PATH=f"{folder / 'bin'}{os.pathsep}{env.get('PATH', '')}")
+    retries = folder / "kernel-retries.log"
+    env[kernel_retry.LOG_VARIABLE] = str(retries)
     start = time.perf_counter()
     report.unlink(missing_ok=True)  # a hung attempt's retry must not be read from the first's report
+    retries.unlink(missing_ok=True)
     run = watchdog.run(command, env=env, cwd=ROOT, echo=False)  # a hung run is stopped and run again
     result.run_s = time.perf_counter() - start
+    if retries.is_file():
+        result.retries = retries.read_text(encoding="utf-8").splitlines()
     if not report.is_file():
         result.error = f"pytest wrote no report (exit {run.returncode}):\n{run.output[-4000:]}"
         return result
@@ -294,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     for result in results:
         for line in ([result.error] if result.error and result.cells else []) + result.failures:
             print(f"[{result.stack.name}] {line}")
+        for line in result.retries:
+            print(f"[{result.stack.name}] kernel start retried: {line}")
     (WORK / "report.md").write_text(report + "\n", encoding="utf-8")
     if not args.keep:
         for stack in stacks:

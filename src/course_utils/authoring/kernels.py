@@ -116,7 +116,8 @@ def nbval_command(lessons: list[Path] | None = None) -> list[str]:
     """The pytest command of :func:`nbval`: strict, as ``make test`` runs it, on ``lessons``
     (``.md`` or ``.ipynb`` paths, relative to the current directory or absolute; default: every
     lesson), two at a time, the last first, through the watchdog that stops and reruns a hung run
-    (:mod:`course_utils.authoring.watchdog`)."""
+    (:mod:`course_utils.authoring.watchdog`), a kernel that dies at start started again
+    (:mod:`course_utils.authoring.kernel_retry`)."""
     sources = page_sources() if not lessons else [Path(p).resolve() for p in lessons]
     for path in sources:
         if not path.with_suffix(".ipynb").is_file():
@@ -125,7 +126,7 @@ def nbval_command(lessons: list[Path] | None = None) -> list[str]:
     watched = [sys.executable, "-m", "course_utils.authoring.watchdog", "--"]
     return [*watched, sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
             "tests/sanitize.cfg", "--nbval-cell-timeout=600", "-p", "course_utils.authoring.nbval_tolerance",
-            "-p", "no:cacheprovider", "-q", "-n", "2", "--dist", "loadfile", *notebooks]
+            "-p", "course_utils.authoring.kernel_retry", "-p", "no:cacheprovider", "-q", "-n", "2", "--dist", "loadfile", *notebooks]
 
 
 def nbval(setting: str, lessons: list[Path] | None = None) -> int:

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from ..bundle import digest as bundle_digest
 from ..pages import is_lab, lab_of, lesson_of  # noqa: F401  (the page kinds, re-exported)
-from . import ROOT, require_checkout
+from . import ROOT, kernel_retry, require_checkout
 
 LESSONS_DIR = ROOT / "lessons"
 CONFIG = ROOT / "_config.yml"
@@ -380,6 +380,7 @@ def run_lesson(path: Path, timeout: int = CELL_TIMEOUT_S):
         raise FileNotFoundError(f"expected a lesson file such as lessons/01_rnn_recap.md, got {path}")
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    kernel_retry.install()  # a kernel that dies at start (another starting beside it) is started again
     notebook = jupytext.read(path)
     for index, cell in enumerate(notebook.cells):
         cell.id = f"cell-{index}"  # nbformat would draw random ids

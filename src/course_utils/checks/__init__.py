@@ -5,8 +5,13 @@ non-square shapes, large values, float32 inputs) and compares each result with t
 implementation of ``course_utils``. Then:
 
 - all cases pass: it prints one line, ``✓ <thing>: all N cases pass.``;
-- ``fn`` raises ``NotImplementedError`` (the exercise stub): it prints one line saying the
-  exercise is not attempted yet and returns, so a lesson runs top to bottom with the stub in place;
+- ``fn`` raises ``NotImplementedError`` before it ever returned (the exercise stub): it prints one
+  line saying the exercise is not attempted yet and returns, so a lesson runs top to bottom with
+  the stub in place; raised after ``fn`` returned on earlier cases (a half-written function), it
+  is a failure: "not finished";
+- a result is of a type the lesson's next cells cannot use (a list where an array belongs, a
+  string where a float belongs, numpy for a torch input, a float where backward must run): it
+  raises ``AssertionError`` saying so ("returned a str; return a float"), without a hint;
 - a result is wrong: it raises ``AssertionError`` naming the case, what differs and the likely
   mistake. The diagnosis compares the wrong result with the outputs of the common wrong versions
   of the function (:class:`Mistake`), then looks for tell-tale properties (:class:`Symptom`);
@@ -24,8 +29,11 @@ the kind of value the next cells use.
 
 Writing a checker for a new lesson: describe the exercise with an :class:`Exercise` (its name, how
 it is called, a comparison made by :func:`close_arrays` or :func:`equal_integers`, the mistakes and
-symptoms with their hints), build the cases from the reference, and hand both to
-:func:`run_checks`. The checkers of lesson 01 (:mod:`course_utils.checks.rnn`) are examples. Each lesson's
+symptoms with their hints, the type the next cells need (``returns``) and what they run with the
+result (``follow``: a backward pass, say)), build the cases from the reference, with tolerances that
+follow what the next cell does and at least one case where each named mistake differs from the
+right answer far beyond them, and hand both to :func:`run_checks`. Add it to the registry of
+``tests/checker_registry.py``, whose test runs the classes every checker must meet. The checkers of lesson 01 (:mod:`course_utils.checks.rnn`) are examples. Each lesson's
 checkers live in a module of this package named after the lesson's topic; this module re-exports them.
 """
 
@@ -39,10 +47,12 @@ from .engine import (
     Exercise,
     Mistake,
     Symptom,
+    Tracked,
     close_arrays,
     diagnose,
     equal_integers,
     not_attempted_message,
+    not_finished_message,
     require_callable,
     run_checks,
     success_message,
@@ -64,6 +74,7 @@ __all__ = [
     "Exercise",
     "Mistake",
     "Symptom",
+    "Tracked",
     "check_apply_rope",
     "check_blocked_attention",
     "check_decode_step",
@@ -100,6 +111,7 @@ __all__ = [
     "diagnose",
     "equal_integers",
     "not_attempted_message",
+    "not_finished_message",
     "require_callable",
     "run_checks",
     "success_message",

@@ -14,7 +14,7 @@ import torch
 from torch.nn import functional as F
 
 from .. import distill, students
-from .engine import Case, Exercise, Mistake, Symptom, require_callable, run_checks
+from .engine import Case, Exercise, Mistake, Symptom, require_callable, returned, run_checks
 from .values import as_float_array, describe
 
 # --------------------------------------------------------------------------------------------
@@ -30,7 +30,7 @@ def close_scalars(*, rtol: float = 1e-4, atol: float = 1e-6) -> Callable[[Any, A
             return f"expected a number (a 0-d tensor), got {describe(result)}"
         if array.size != 1:
             return f"expected a single number (a 0-d tensor), got {describe(result)}"
-        value, expected = float(array.reshape(())), float(np.asarray(expected, dtype=np.float64))
+        value, expected = float(array.reshape(())), float(as_float_array(expected).reshape(-1)[0])
         if not np.isfinite(value):
             return f"the result is {value}"
         if not np.isclose(value, expected, rtol=rtol, atol=atol):
@@ -54,11 +54,43 @@ def _cross_entropy_soft(s, t, T):
     return -(log_p.exp() * log_q).sum(-1).mean() * T**2
 
 
+def _a_loss_tensor(result: Any, case: Case) -> str | None:
+    """The next cells back-propagate the loss: a tensor, not a Python number."""
+    if isinstance(result, torch.Tensor):
+        return None
+    return returned(result, "a 0-d torch tensor", "training calls .backward() on the loss; .item() and float() cut it "
+                    "from the graph")
+
+
+def _backward_like_training(result: Any, case: Case, args: tuple) -> str | None:
+    """What training does with the loss: backward to the student's logits. Their gradient must be the reference's."""
+    student, teacher, temperature = args
+    if not result.requires_grad:
+        return ("the result is cut from the autograd graph (.detach(), numpy, torch.no_grad()?), so no gradient "
+                "reaches the student's logits: training calls .backward() on this loss.")
+    try:
+        (got,) = torch.autograd.grad(result.sum(), student, allow_unused=True)
+    except RuntimeError as error:
+        return f"backward through the result fails, as training runs it: {str(error).splitlines()[0][:200]}"
+    if got is None:
+        return "no gradient reaches the student's logits: is a part of the loss detached from them?"
+    fresh = student.detach().clone().requires_grad_()
+    (want,) = torch.autograd.grad(distill.distillation_loss(fresh, teacher, temperature), fresh)
+    if not torch.allclose(got.double(), want.double(), rtol=1e-4, atol=1e-6):
+        largest = float((got.double() - want.double()).abs().max())
+        return (f"the value is right, but its gradient with respect to the student's logits differs from the "
+                f"reference's (largest difference {largest:.3g}): is the teacher's side computed from the "
+                "student's logits, or a part detached?")
+    return None
+
+
 _DISTILLATION_LOSS = Exercise(
     name="distillation_loss",
     call="distillation_loss(student_logits, teacher_logits, temperature) with two torch tensors (N, V) "
     "and a number T > 0, and expects a single number (a 0-d tensor)",
     compare=close_scalars(),
+    returns=_a_loss_tensor,
+    follow=_backward_like_training,
     mistakes=(
         Mistake(
             "the result is KL(p ‖ q) without the factor T²: multiply by temperature ** 2. Softening by T "
@@ -144,6 +176,11 @@ _DISTILLATION_LOSS = Exercise(
     fallback="compare with T² · mean over rows of Σ_v p_v (log p_v − log q_v), where p = softmax(teacher / T) "
     "and q = softmax(student / T).",
     on_error="the logits are torch tensors (N, V): use torch functions (F.log_softmax(x / T, dim=-1), F.kl_div).",
+    error_hints=(
+        ("in-place operation",
+         "do not divide the logits in place (s /= T): the student's logits are a model's output, which training "
+         "back-propagates through. Write s / T, a new tensor."),
+    ),
 )
 
 
@@ -158,7 +195,7 @@ def _inf(result) -> bool:
 
 
 def _moderate(case: Case) -> bool:
-    return float(case.args[0].abs().max()) < 20 and float(case.args[1].abs().max()) < 20
+    return float(case.args[0].detach().abs().max()) < 20 and float(case.args[1].detach().abs().max()) < 20
 
 
 def _loss_case(name: str, generator: torch.Generator, n: int, v: int, temperature: float, *, scale: float = 2.0,
@@ -166,14 +203,17 @@ def _loss_case(name: str, generator: torch.Generator, n: int, v: int, temperatur
     teacher = scale * torch.randn(n, v, generator=generator, dtype=torch.float64)
     student = teacher.clone() if same else scale * torch.randn(n, v, generator=generator, dtype=torch.float64)
     expected = float(distill.distillation_loss(student, teacher, temperature))
-    return Case(name, (student.to(dtype), teacher.to(dtype), temperature), expected)
+    # the student's logits require their gradient, as a student's output does: the loss is back-propagated
+    return Case(name, (student.to(dtype).requires_grad_(), teacher.to(dtype), temperature), expected)
 
 
 def check_distillation_loss(fn: Callable[..., Any]) -> None:
     """Check a learner's ``distillation_loss(student_logits, teacher_logits, temperature) -> scalar``.
 
     The reference is :func:`course_utils.distill.distillation_loss`: ``T² · KL(softmax(t/T) ‖ softmax(s/T))``
-    averaged over the rows. Logits are float32 torch tensors ``(N, V)`` (float64 in one case). Seven
+    averaged over the rows, returned as a 0-d torch tensor through which backward runs (as training
+    runs it): the student's logits require their gradient, and it must be the reference's. Logits
+    are float32 torch tensors ``(N, V)`` (float64 in one case). Seven
     cases: ``T = 2`` and ``T = 3`` on non-square logits, ``T = 1``, ``T = 0.5``, a student equal to its
     teacher (the loss is 0), large logits (a naive ``log(softmax)`` overflows), and one row of two
     classes in float64. The cross-entropy with soft targets is rejected: it differs from the KL by

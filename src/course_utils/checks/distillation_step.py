@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -18,7 +19,7 @@ from torch.nn import functional as F
 
 from .. import distill, masking, students
 from .distill import kl_rows
-from .engine import Case, Exercise, Symptom, require_callable, run_checks
+from .engine import Case, Exercise, Symptom, Tracked, require_callable, returned, run_checks
 from .values import as_float_array
 
 # --------------------------------------------------------------------------------------------
@@ -108,6 +109,7 @@ class StepObserved:
 
     setting: StepSetting
     terms: list = field(default_factory=list)  # the learner's four losses per call (None: not readable)
+    results: list = field(default_factory=list)  # what each call returned
     expected: list = field(default_factory=list)  # the reference's
     teacher_modes: list = field(default_factory=list)
     student_modes: list = field(default_factory=list)
@@ -231,6 +233,7 @@ def observe_step(distillation_step: Callable[..., Any], setting: StepSetting) ->
                 result = distillation_step(teacher, student, given, optimizer, setting.alpha_dict,
                                            setting.temperature, setting.max_norm)  # fmt: skip
                 observed.terms.append(_terms_of(result))
+                observed.results.append(result)
                 observed.teacher_modes.append(list(teacher_modes))
                 observed.student_modes.append(list(student_modes))
                 observed.steps.append(steps[0])
@@ -247,6 +250,23 @@ def observe_step(distillation_step: Callable[..., Any], setting: StepSetting) ->
             for hook in hooks:
                 hook.remove()
     return observed
+
+
+def _loss_numbers(observed: StepObserved, case: Case) -> str | None:
+    """What the statement asks each call to return: a dict (or an object) of the four losses, each one number."""
+    for call, result in enumerate(observed.results, start=1):
+        if not isinstance(result, dict) and not all(hasattr(result, name) for name in TERMS):
+            return f"call {call} " + returned(result, "a dict {'total': ..., 'ce': ..., 'mlm': ..., 'cos': ...}")
+        for name in TERMS:
+            value = result.get(name) if isinstance(result, dict) else getattr(result, name)
+            if isinstance(value, numbers.Real) and not isinstance(value, bool):
+                continue
+            if isinstance(value, torch.Tensor) and value.ndim == 0 and value.is_floating_point():
+                continue
+            if value is None:
+                return f"call {call} returned no loss '{name}': return the four losses, {', '.join(TERMS)}"
+            return f"call {call} " + returned(value, "a float", "loss.item()") + f" under the key '{name}'"
+    return None
 
 
 def _close(a: float, b: float) -> bool:
@@ -318,6 +338,7 @@ _DISTILLATION_STEP = Exercise(
     "labels), an optimizer over the student's weights, alphas = {'ce': ..., 'mlm': ..., 'cos': ...}, and "
     "expects a dict of the losses {'total', 'ce', 'mlm', 'cos'}",
     compare=compare_distillation_steps,
+    returns=_loss_numbers,
     symptoms=(
         Symptom("return the four losses, e.g. {'total': loss.item(), 'ce': ce.item(), 'mlm': mlm.item(), "
                 "'cos': cos.item()} (a TripleLoss from distill.triple_loss works too).",
@@ -441,7 +462,9 @@ def check_distillation_step(fn: Callable[..., Any]) -> None:
     require_callable(_DISTILLATION_STEP.name, fn)
     cases = [Case(name, (setting,), None) for name, setting in STEP_CASES]
 
-    def watched(setting: StepSetting) -> StepObserved:
-        return observe_step(fn, setting)
+    learner = Tracked(fn)  # a function that returns on its first calls and then raises is not finished
 
-    run_checks(_DISTILLATION_STEP, watched, cases)
+    def watched(setting: StepSetting) -> StepObserved:
+        return observe_step(learner, setting)
+
+    run_checks(_DISTILLATION_STEP, watched, cases, learner=learner)

@@ -10,13 +10,12 @@ tensors, in float32 or float64: they are compared by value (a list is refused by
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import attention, encoder, encoder_pieces
-from .engine import Case, Exercise, Mistake, Symptom, equal_integers, run_checks
+from .engine import Case, Exercise, Mistake, Symptom, equal_integers, run_checks, torch_for_torch
 from .values import as_float_array, close_values, has_non_finite
 
 # --------------------------------------------------------------------------------------------
@@ -342,7 +341,8 @@ def check_encoder_block(fn: Callable[..., Any]) -> None:
 
 
 def _torch_pieces(d: int, seed: int):
-    """A float64 ``x (2, 5, d)`` and the four sub-layers of a seeded :class:`TransformerBlock`."""
+    """A float64 ``x (2, 5, d)`` that requires its gradient and the four sub-layers of a seeded
+    :class:`TransformerBlock` (each function's ``block`` attribute is the module)."""
     import torch
 
     torch.manual_seed(seed)
@@ -352,7 +352,7 @@ def _torch_pieces(d: int, seed: int):
         for norm in (block.sa_layer_norm, block.output_layer_norm):
             norm.weight.copy_(1 + 0.3 * torch.randn(d, dtype=torch.float64))
             norm.bias.copy_(0.3 * torch.randn(d, dtype=torch.float64))
-    x = torch.randn(2, 5, d, dtype=torch.float64)
+    x = torch.randn(2, 5, d, dtype=torch.float64).requires_grad_()
 
     def self_attention(h):
         """The block's multi-head self-attention: (B, T, D) -> (B, T, D)."""
@@ -372,7 +372,52 @@ def _torch_pieces(d: int, seed: int):
 
     # plain functions, not the modules: the engine compares each argument before and after the
     # call, and a copied module is never equal to itself
+    self_attention.block = block
     return x, self_attention, feed_forward, norm1, norm2
+
+
+def _gradients(output, x, block, weights) -> list:
+    """d(sum(output * weights)) / d(x and every weight of ``block``): None where nothing reaches it."""
+    import torch
+
+    return list(torch.autograd.grad((output * weights).sum(), [x, *block.parameters()], allow_unused=True))
+
+
+def _backward_like_the_lesson(reference_grads: list, weights) -> Callable[[Any, Case, tuple], "str | None"]:
+    """What lesson 06's next cell does with the learner's block on torch modules: back-propagate
+    through it. Its gradients (of the input and of every weight) must be the reference's."""
+    import torch
+
+    def follow(result: Any, case: Case, args: tuple) -> str | None:
+        x = args[0]
+        if not isinstance(x, torch.Tensor):
+            return None  # a numpy case: nothing runs backward
+        lesson = "the lesson's next cell runs backward through your block"
+        if not result.requires_grad:
+            return (f"the result is cut from the autograd graph, and {lesson}: did you call .detach(), go through "
+                    "numpy, or compute under torch.no_grad()? Keep every step a torch operation on the tensors "
+                    "you are given.")
+        try:
+            grads = _gradients(result, x, args[1].block, weights)
+        except RuntimeError as error:
+            first = str(error).splitlines()[0].split(";")[0]
+            if "inplace" in first or "in-place" in first:
+                return (f"{lesson}, and backward fails: {first[:240]}. A residual added in place (h += "
+                        "feed_forward(norm2(h))) changes a tensor that a LayerNorm saved for its backward pass: "
+                        "write h = h + feed_forward(norm2(h)), a new tensor.")
+            return f"{lesson}, and backward fails: {first[:200]}"
+        names = ["the input x"] + [f"the weight {n}" for n, _ in args[1].block.named_parameters()]
+        for name, got, want in zip(names, grads, reference_grads):
+            if got is None and want is not None:
+                return (f"{lesson}, and no gradient reaches {name}: is a part of the block cut from the graph "
+                        "(.detach(), numpy)?")
+            if got is not None and want is not None and not torch.allclose(got.double(), want, rtol=1e-5, atol=1e-7):  # float32 passes
+                largest = float((got - want).abs().max())
+                return (f"{lesson}: the gradient of {name} differs from the reference's (largest difference "
+                        f"{largest:.3g}), though the output is right: is a part of the block detached?")
+        return None
+
+    return follow
 
 
 # The wrong versions take the learner's arguments: x, attention (a), feed_forward (f), norm1, norm2.
@@ -380,8 +425,9 @@ _PRE_LN_BLOCK = Exercise(
     name="pre_ln_block",
     call="pre_ln_block(x, attention, feed_forward, norm1, norm2) with x of shape (T, D) or (B, T, D), a numpy "
     "array or a torch tensor, and four functions that each map (..., T, D) to (..., T, D); it expects the "
-    "pre-LN block's output, of x's shape",
+    "pre-LN block's output, of x's shape and kind (a torch tensor for a torch x, through which backward runs)",
     compare=lambda result, expected: close_values(result, expected, "the output", ("...", "T", "D")),
+    returns=lambda result, case: torch_for_torch(result, case, "the lesson runs backward through it"),
     mistakes=(
         Mistake(
             "this is the post-LN block you started from: the LayerNorm still comes after the residual sum. "
@@ -460,6 +506,11 @@ _PRE_LN_BLOCK = Exercise(
     fallback="h = x + attention(norm1(x)), then return h + feed_forward(norm2(h)).",
     on_error="attention, feed_forward, norm1 and norm2 are functions: call them on x or h, e.g. attention(norm1(x)); "
     "one case passes torch tensors and torch modules, so use + rather than numpy functions such as np.add.",
+    error_hints=(
+        ("in-place operation",
+         "do not add in place (x += ..., h += ...): it changes a tensor the lesson's autograd graph still needs. "
+         "Write h = x + attention(norm1(x)), then return h + feed_forward(norm2(h)): new tensors."),
+    ),
 )
 
 
@@ -470,7 +521,10 @@ def check_pre_ln_block(fn: Callable[..., Any]) -> None:
     Four cases with seeded numpy sub-layers (those of :func:`check_encoder_block`): one sentence
     ``(T=5, D=4)``, a batch ``(B=2, T=3, D=6)``, a single token ``(T=1, D=8)``, a longer sentence
     ``(T=7, D=8)``; then a batch ``(B=2, T=5, D=8)`` in torch, with the modules of a
-    :class:`course_utils.encoder.TransformerBlock` as sub-layers, as the lesson stacks the block.
+    :class:`course_utils.encoder.TransformerBlock` as sub-layers, as the lesson stacks the block:
+    there the result must be a torch tensor, and backward through it (what the lesson's next cell
+    runs) must work and give the reference's gradients of the input and of every weight (a
+    residual added in place onto a tensor a LayerNorm saved, or a detached result, fails).
     The two LayerNorms have different ``gamma`` and ``beta`` everywhere, so swapping them shows.
     """
     rng = np.random.default_rng(9)
@@ -484,13 +538,19 @@ def check_pre_ln_block(fn: Callable[..., Any]) -> None:
     for name, x, seed in inputs:
         args = (x, *_pieces(x.shape[-1], seed))
         cases.append(Case(name, args, encoder_pieces.pre_ln_block(*args)))
+    import dataclasses
+
     import torch
 
     args = _torch_pieces(8, 15)
     with torch.no_grad():
         expected = encoder_pieces.pre_ln_block(*args)
+    weights = torch.randn(expected.shape, generator=torch.Generator().manual_seed(16), dtype=torch.float64)
+    x = args[0].detach().clone().requires_grad_()
+    reference_grads = _gradients(encoder_pieces.pre_ln_block(x, *args[1:]), x, args[1].block, weights)
     cases.append(Case("torch: a batch (B=2, T=5, D=8) through a TransformerBlock's modules", args, expected))
-    run_checks(_PRE_LN_BLOCK, fn, cases)
+    exercise = dataclasses.replace(_PRE_LN_BLOCK, follow=_backward_like_the_lesson(reference_grads, weights))
+    run_checks(exercise, fn, cases)
 
 
 # --------------------------------------------------------------------------------------------
@@ -549,12 +609,6 @@ _ENCODER_LAYER_PARAM_COUNT = Exercise(
             "one attention matrix per head? No: the heads share the four D x D matrices, which are split into "
             "heads after the product. The count does not depend on the number of heads.",
             lambda d, f: _count(d, f) + 3 * d * d,
-        ),
-    ),
-    symptoms=(
-        Symptom(
-            "return the count as a number (an int).",
-            lambda result, case: isinstance(result, bool) or not isinstance(result, numbers.Real),
         ),
     ),
     fallback="attention: 4 D x D matrices + 4 biases of D; feed-forward: D x d_ff + d_ff + d_ff x D + D; "

@@ -12,14 +12,24 @@ can freeze the notebook or quietly change the rest of the lesson:
   naming what changed;
 - its **inputs** are copies, compared with the originals afterwards: a function that changes
   its inputs in place fails, since in the lesson it would change the learner's own variables;
-- its **result** must be of the kind the reference returns: an array where an array belongs
-  (not a list), integers or booleans where those belong (the hint names the dtype).
+- its **result** must be of the type the lesson's next cells need: an array where an array belongs
+  (not a list), an int or a float where a number belongs, integers or booleans where those belong,
+  and what an exercise requires besides (:attr:`Exercise.returns`: a torch tensor for a torch
+  input, a list where the statement says a list). A type problem is reported as such ("returned a
+  str; return a float"), with no hint from the table of known mistakes;
+- what the lesson runs next with the result, the checker runs too (:attr:`Exercise.follow`: a
+  backward pass through it, say), and reports what fails there.
+
+A function that raises ``NotImplementedError`` before returning anything is the stub: "not
+attempted yet", and the lesson goes on. One that raises it after returning on earlier cases (or
+calls) is half-written: "not finished", a failure.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import inspect
 import io
 import numbers
@@ -92,6 +102,12 @@ class Exercise:
     ``symptoms`` diagnose a wrong one, tried in order; ``fallback`` is the hint when none applies;
     ``on_error`` the hint when the function raises, unless the error's message contains the text of
     one of ``error_hints`` (pairs ``(text, hint)``, tried in order): then that pair's hint.
+
+    ``returns(result, case)``, when given, says what is wrong with the *type* of a result for the
+    lesson's next cells ("return a float (loss.item())"), else None; it is asked before the values
+    are compared, on top of the engine's own rules (:func:`type_problem`). ``follow(result, case,
+    args)``, when given, runs what the lesson runs next with a result whose values are right
+    (``args``: the arguments the function was called with), and says what fails, else None.
     """
 
     name: str
@@ -102,6 +118,8 @@ class Exercise:
     fallback: str = ""
     on_error: str = ""
     error_hints: Sequence[tuple[str, str]] = field(default_factory=tuple)
+    returns: Callable[[Any, Case], "str | None"] | None = None
+    follow: Callable[[Any, Case, tuple], "str | None"] | None = None
 
     def error_hint(self, error: BaseException) -> str:
         """The hint for an error the learner's function raised: the first of ``error_hints`` whose
@@ -119,6 +137,14 @@ def not_attempted_message(name: str) -> str:
     return f"{NOT_ATTEMPTED} {name}: not attempted yet. Write it above, then run this cell again."
 
 
+def not_finished_message(name: str, case: Case, returned: int, error: BaseException) -> str:
+    """The failure of a function that returned before and then raised ``NotImplementedError``."""
+    said = f" ({error})" if str(error) else ""
+    before = f"after returning {returned} time{'s' if returned != 1 else ''}" if returned else "after earlier cases"
+    return (f"{name} is not finished: it raised NotImplementedError{said} on the case '{case.name}', {before}. "
+            "A part of it is still to write; write it, then run this cell again.")
+
+
 def success_message(name: str, n_cases: int) -> str:
     """The one line printed when every case passes."""
     return f"{PASSED} {name}: all {n_cases} cases pass."
@@ -131,6 +157,21 @@ def require_callable(name: str, fn: Any) -> None:
             f"expected the function {name} itself, got {fn!r:.60} (of type {type(fn).__name__}). "
             f"Pass the function without calling it: check_{name}({name}), not check_{name}({name}(...))."
         )
+
+
+class Tracked:
+    """The learner's function, counting the calls that returned: a checker that calls it from inside
+    an observation (``run_checks`` then calls the observer, not the function) hands this to
+    :func:`run_checks` as ``learner``, so that a half-written function is told from the stub."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn, self.returned = fn, 0
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        result = self.fn(*args, **kwargs)
+        self.returned += 1
+        return result
 
 
 def _fresh(args: tuple) -> tuple:
@@ -276,6 +317,7 @@ class Sandbox:
 
     output: _CappedOutput = field(default_factory=_CappedOutput)
     changed: list[str] = field(default_factory=list)
+    args: tuple = ()  # the arguments of the last call (copies of the case's), for Exercise.follow
 
     def report(self, name: str) -> None:
         """Print the learner's output (cut) and a warning for each global setting it changed."""
@@ -293,6 +335,7 @@ def call_learner(exercise: Exercise, fn: Callable[..., Any], case: Case, sandbox
     restored, inputs compared afterwards. Raises ``AssertionError`` for a time-out or changed inputs."""
     limit = TIME_LIMIT_S if time_limit is None else time_limit
     args, shown, saved = _fresh(case.args), sys.stdout, global_state()
+    sandbox.args = args
     try:
         with _time_limit(exercise.name, case, limit, shown), contextlib.redirect_stdout(sandbox.output), \
                 contextlib.redirect_stderr(sandbox.output):
@@ -328,23 +371,83 @@ def _dtype_kind(value: Any) -> str | None:
 KINDS = {"b": "booleans", "i": "integers", "f": "floats"}
 
 
+def kind_name(value: Any) -> str:
+    """What a value is, in words, for a type problem: ``"a list"``, ``"a str"``, ``"a numpy array"``,
+    ``"a torch tensor"``, ``"a float"``, ``"a numpy float32"``."""
+    torch = _torch()
+    if torch is not None and isinstance(value, torch.Tensor):
+        return "a torch tensor"
+    if isinstance(value, np.ndarray):
+        return "a numpy array"
+    if isinstance(value, np.generic):
+        return f"a numpy {value.dtype}"
+    name = type(value).__name__
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
+def returned(value: Any, wanted: str, why: str = "") -> str:
+    """The words of a type problem: ``"returned a str; return a float (why)"``."""
+    return f"returned {kind_name(value)}; return {wanted}" + (f" ({why})" if why else "")
+
+
+def torch_for_torch(result: Any, case: Case, why: str = "the next cells use torch operations on it") -> str | None:
+    """A type problem when the case's first argument is a torch tensor and ``result`` is not one
+    (a numpy array back for a torch input: ``np.repeat``, ``np.asarray``); None otherwise."""
+    torch = _torch()
+    if torch is None or not case.args or not isinstance(case.args[0], torch.Tensor):
+        return None
+    if isinstance(result, torch.Tensor):
+        return None
+    return returned(result, "a torch tensor", f"the input is a torch tensor, and {why}")
+
+
+def _is_number(value: Any) -> bool:
+    """A single real number the next cells can use as one: a Python or numpy int or float (not a bool)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def type_problem(result: Any, expected: Any) -> str | None:
+    """What is wrong with the *type* of ``result`` for the next cells, given the reference's
+    ``expected``, else None: the engine's own rules, asked before the values are compared.
+
+    Where the reference returns an array or tensor of at least one axis, a list or tuple is refused
+    (the next cells' ``.shape``, ``@`` or ``~`` would break); where it returns an int, anything but
+    a number is refused (a float is refused later, by :func:`kind_problem`, once the value is
+    known); where it returns a float, anything but a number or a float array or tensor (whose
+    shape the comparison names). Tuples of
+    results (``(output, weights)``) are checked item by item.
+    """
+    if isinstance(expected, tuple) and isinstance(result, (tuple, list)) and len(result) == len(expected):
+        return next((p for r, e in zip(result, expected) if (p := type_problem(r, e))), None)
+    if _dtype_kind(expected) is not None and np.ndim(expected) >= 1:
+        if isinstance(result, (list, tuple)):
+            return returned(result, "an array (numpy or torch)",
+                            "np.asarray(...) of it: the next cells use array operations, .shape, @")
+        return None
+    if isinstance(expected, numbers.Integral) and not isinstance(expected, (bool, np.bool_)):
+        return None if _is_number(result) else returned(result, "an int")
+    if isinstance(expected, numbers.Real) and not isinstance(expected, (bool, np.bool_)):
+        if _is_number(result) or _dtype_kind(result) == "f":
+            return None  # an array of another shape is the comparison's to name
+        return returned(result, "a float", "one number, not a list or a string")
+    return None
+
+
 def kind_problem(result: Any, expected: Any) -> str | None:
     """What is wrong with the *kind* of ``result``, given the reference's ``expected``, else None.
 
-    Where the reference returns an array or tensor of at least one axis, a Python list or tuple
-    is refused (the next cell's ``.shape``, ``@`` or ``~`` would break); where it returns booleans
-    (a mask), the result must be booleans (``~`` of the integer 1 is -2, not False); where it
-    returns integers (ids, indices, counts), floats are refused. Tuples of results (``(output,
-    weights)``) and lists of integers are checked item by item. Other odd results (a string, a
-    scalar) are left to the exercise's comparison, which names the shape or type it expected.
+    Asked once the values are right. Where the reference returns an array or tensor of at least
+    one axis, a Python list or tuple is refused (:func:`type_problem` says so first); where it
+    returns booleans (a mask), the result must be booleans (``~`` of the integer 1 is -2, not
+    False); where it returns integers (ids, indices, counts), floats are refused. Tuples of results
+    (``(output, weights)``) and lists of integers are checked item by item.
     """
     if isinstance(expected, tuple) and isinstance(result, (tuple, list)) and len(result) == len(expected):
         return next((p for r, e in zip(result, expected) if (p := kind_problem(r, e))), None)
     wanted = _dtype_kind(expected)
     if wanted is not None and np.ndim(expected) >= 1:
         if isinstance(result, (list, tuple)):
-            return (f"expected an array (numpy or torch), got a {type(result).__name__}: return np.asarray(...) "
-                    "of it, as the next cells use array operations (.shape, @)")
+            return type_problem(result, expected)
         got = _dtype_kind(result)
         if got is not None and got != wanted and (wanted == "b" or (wanted == "i" and got == "f")):
             return (f"the dtype is wrong: expected {KINDS[wanted]} (dtype {expected.dtype}), got {KINDS[got]} "
@@ -382,10 +485,15 @@ def dtype_hint(result: Any, expected: Any) -> str | None:
 
 def diagnose(exercise: Exercise, result: Any, case: Case) -> str:
     """The most likely mistake behind a wrong ``result``: a matching :class:`Mistake`, else a present
-    :class:`Symptom`, else the exercise's fallback hint."""
+    :class:`Symptom`, else the exercise's fallback hint.
+
+    A mistake whose wrong version gives the right answer on this case says nothing about it, and
+    is passed over (the result matched it, but it matches the reference too)."""
     for mistake in exercise.mistakes:
         try:
             wrong = mistake.wrong(*_fresh(case.args))
+            if exercise.compare(wrong, case.expected) is None:
+                continue  # this mistake is harmless here: it cannot be the one
         except Exception:  # a wrong version may not apply to every case
             continue
         if exercise.compare(result, wrong) is None:
@@ -399,27 +507,42 @@ def diagnose(exercise: Exercise, result: Any, case: Case) -> str:
     return exercise.fallback
 
 
+def _type_failure(exercise: Exercise, case: Case, problem: str) -> AssertionError:
+    """A result of the wrong type: said as such, with no hint from the known mistakes (they are about
+    values, and a right value in the wrong type would match the one that equals the answer)."""
+    return AssertionError(f"{exercise.name} is not right yet on the case '{case.name}': {problem}.")
+
+
 def run_checks(exercise: Exercise, fn: Callable[..., Any], cases: Sequence[Case], *,
-               time_limit: float | None = None) -> bool:
+               time_limit: float | None = None, learner: Tracked | None = None) -> bool:
     """Run ``fn`` on every case and report: the engine of every checker.
 
     Returns ``True`` when all cases pass (after printing :func:`success_message`), ``False`` when
-    ``fn`` raises ``NotImplementedError`` (after printing :func:`not_attempted_message`). Raises
-    ``AssertionError`` on the first failing case, with the case, what differs and a hint: a wrong
-    value, a result of the wrong kind (:func:`kind_problem`), inputs changed in place, or no
-    return within ``time_limit`` seconds (default :data:`TIME_LIMIT_S`); ``TypeError`` when ``fn``
-    is not callable. Each call runs in the sandbox of :func:`call_learner`; what the function
-    printed, and the global settings it changed, are reported at the end, whatever the outcome.
+    ``fn`` raises ``NotImplementedError`` before it ever returned (the stub, after printing
+    :func:`not_attempted_message`). Raises ``AssertionError`` on the first failing case, with the
+    case, what differs and a hint: a half-written function (``NotImplementedError`` after returning,
+    :func:`not_finished_message`), a result of the wrong type (:func:`type_problem`,
+    ``exercise.returns``, :func:`kind_problem`: no hint), a wrong value, a failure of what the
+    lesson runs next (``exercise.follow``), inputs changed in place, or no return within
+    ``time_limit`` seconds (default :data:`TIME_LIMIT_S`); ``TypeError`` when ``fn`` is not
+    callable. Each call runs in the sandbox of :func:`call_learner`; what the function printed, and
+    the global settings it changed, are reported at the end, whatever the outcome.
+
+    ``learner``: when ``fn`` is an observer that calls the learner's function itself (several
+    times a case), that function wrapped in :class:`Tracked`, so that its returns are counted.
     """
     require_callable(exercise.name, fn)
     sandbox = Sandbox()
     try:
-        for case in cases:
+        for index, case in enumerate(cases):
             try:
                 result = call_learner(exercise, fn, case, sandbox, time_limit)
-            except NotImplementedError:
-                print(not_attempted_message(exercise.name))
-                return False
+            except NotImplementedError as error:
+                returns = learner.returned if learner is not None else index
+                if not returns:
+                    print(not_attempted_message(exercise.name))
+                    return False
+                raise AssertionError(not_finished_message(exercise.name, case, returns, error)) from error
             except CheckFailure:
                 raise
             except Exception as error:
@@ -433,9 +556,15 @@ def run_checks(exercise: Exercise, fn: Callable[..., Any], cases: Sequence[Case]
                 raise AssertionError(
                     f"{exercise.name} returned None on the case '{case.name}': did you forget the `return`?"
                 )
+            problem = (exercise.returns(result, case) if exercise.returns is not None else None) \
+                or type_problem(result, case.expected)
+            if problem is not None:
+                raise _type_failure(exercise, case, problem)
             problem = exercise.compare(result, case.expected)
             if problem is None:  # right values: are they of the kind the next cells need?
-                problem = kind_problem(result, case.expected)
+                kind = kind_problem(result, case.expected)
+                if kind is not None:
+                    raise _type_failure(exercise, case, kind)
             if problem is not None:
                 hint = diagnose(exercise, result, case)
                 if hint == exercise.fallback:  # no known mistake: is the dtype alone wrong?
@@ -444,6 +573,10 @@ def run_checks(exercise: Exercise, fn: Callable[..., Any], cases: Sequence[Case]
                     f"{exercise.name} is not right yet on the case '{case.name}': {problem}."
                     + (f"\nHint: {hint}" if hint else "")
                 )
+            if exercise.follow is not None:
+                problem = exercise.follow(result, case, sandbox.args)
+                if problem is not None:
+                    raise AssertionError(f"{exercise.name} is not right yet on the case '{case.name}': {problem}")
     finally:
         sandbox.report(exercise.name)
     print(success_message(exercise.name, len(cases)))

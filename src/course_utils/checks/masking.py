@@ -65,6 +65,22 @@ def equal_masks(axes: Sequence[str]) -> Callable[[Any, Any], "str | None"]:
     return compare
 
 
+def _boolean_mask(result: Any, case: Case) -> str | None:
+    """The right values in another dtype than bool: a type problem (an integer or float mask is read as
+    something else by attention functions: indices, or numbers added to the scores)."""
+    array = _as_array(result)
+    if array is None or array.dtype == np.bool_ or array.shape != np.shape(case.expected):
+        return None
+    try:
+        same = np.array_equal(array.astype(np.float64), np.asarray(case.expected).astype(np.float64))
+    except (TypeError, ValueError):
+        return None
+    if not same:
+        return None  # wrong values too: the comparison says so, with its hint
+    return (f"returned a mask of dtype {array.dtype}; return a boolean mask (dtype bool, True = may attend), e.g. "
+            ".astype(bool): an integer or float mask is read as something else by attention functions")
+
+
 def _right_values_wrong_dtype(result, case) -> bool:
     array = _as_array(result)
     return array.dtype != np.bool_ and np.array_equal(array.astype(np.float64), case.expected.astype(np.float64))
@@ -79,6 +95,7 @@ _CAUSAL_MASK = Exercise(
     call="causal_mask(seq_len) with seq_len a positive integer, and expects a boolean (seq_len, seq_len) array, "
     "True where the key position is <= the query position (row = query, column = key)",
     compare=equal_masks(("T", "T")),
+    returns=_boolean_mask,
     mistakes=(
         Mistake(
             "the mask is transposed (the upper triangle): rows are queries and columns keys, and query i may "
@@ -139,6 +156,7 @@ _PADDING_MASK = Exercise(
     call="padding_mask(attention_mask) with attention_mask a (B, T) array of 1 (real token) and 0 (padding), "
     "and expects a boolean (B, 1, 1, T) array, True = may attend",
     compare=equal_masks(("B", "1", "1", "T")),
+    returns=_boolean_mask,
     mistakes=(
         Mistake(
             "the mask is inverted: True means 'may attend', so real tokens (attention_mask == 1) are True and "
@@ -294,7 +312,21 @@ def _weight_on_blocked(result, case) -> bool:
 def _columns_sum_to_one(result, case) -> bool:
     weights, allowed, empty = _rows(result, case)
     sums = weights.sum(axis=-2)
-    return bool(weights.shape[-2] > 1 and np.allclose(sums[np.isfinite(sums) & (sums > 0)], 1.0, atol=1e-4))
+    counted = sums[np.isfinite(sums) & (sums > 0)]
+    # never on an empty selection (np.allclose of nothing is True): a log-softmax has no positive column sum
+    return bool(weights.shape[-2] > 1 and counted.size > 0 and np.allclose(counted, 1.0, atol=1e-4))
+
+
+def _fill_not_low_enough(result, case) -> bool:
+    """The allowed weights of some row vanished, though its blocked keys got nothing: the case's allowed
+    scores lie far below 0 (-20,000 here), and a fill such as -1e4 beat them before the mask was applied."""
+    weights, allowed, empty = _rows(result, case)
+    scores = np.broadcast_to(np.asarray(case.args[0], dtype=np.float64), weights.shape)
+    if not np.all(np.isfinite(weights)) or np.abs(weights[~allowed]).max(initial=0.0) > 1e-6:
+        return False
+    lost = ~empty & (weights.sum(axis=-1) < 0.5)  # rows that allow keys but hold almost no weight
+    highest_allowed = np.where(allowed, scores, -np.inf).max(axis=-1)
+    return bool(np.any(lost & (highest_allowed < -1_000)))
 
 
 _SAFE_MASKED_SOFTMAX = Exercise(
@@ -379,6 +411,13 @@ _SAFE_MASKED_SOFTMAX = Exercise(
             "score before the exponential) or a sum of 0 was divided (masking after the softmax, then dividing by "
             "the new sum, fails when the blocked scores are far larger). Block the scores before the softmax.",
             _non_finite,
+        ),
+        Symptom(
+            "the value you fill the blocked scores with is not below this case's allowed scores (about -20,000): "
+            "a 'large' negative number such as -1e4 beats them, so the softmax gives the blocked keys the weight, "
+            "and multiplying by the mask then leaves the row with almost none. Fill with -np.inf or "
+            "np.finfo(scores.dtype).min, below any score.",
+            _fill_not_low_enough,
         ),
         Symptom(
             "the rows sum to less than 1 though the blocked keys get 0: the mask is applied after the softmax. "

@@ -32,7 +32,7 @@ from typing import Any, Callable
 import torch
 
 from .. import masking
-from .engine import Case, Exercise, Symptom, require_callable, run_checks
+from .engine import Case, Exercise, Symptom, Tracked, require_callable, returned, run_checks
 
 ALPHA = 1e-8  # the probability that a correct function falls outside one binomial interval
 DRAWS = 20  # calls with one advancing generator, per large case
@@ -113,6 +113,7 @@ class Observed:
     other_seed_other_result: bool | None = None
     statistics: bool = False
     random_ids: set = field(default_factory=set)
+    bad_result: Any = None  # the first result of a wrong type or shape
 
 
 def _returned_problem(result: Any, shape: tuple[int, ...]) -> str | None:
@@ -172,7 +173,9 @@ def observe(mlm_mask: Callable[..., Any], batch: Batch) -> Observed:
         result = mlm_mask(given_ids, given_maskable, MASK_ID, batch.vocab_size, generator)
         if not (torch.equal(given_ids, ids) and torch.equal(given_maskable, maskable)):
             observed.input_changed = True
-        observed.returned = observed.returned or _returned_problem(result, tuple(ids.shape))
+        problem = _returned_problem(result, tuple(ids.shape))
+        if problem and not observed.returned:
+            observed.returned, observed.bad_result = problem, result
         return result
 
     with torch.random.fork_rng(devices=[]):  # a function that uses torch's global generator leaves it as it was
@@ -260,6 +263,25 @@ def _near(values: tuple[float, ...], targets: tuple[float, ...], tol: float = 0.
     return all(abs(v - t) <= tol for v, t in zip(values, targets))
 
 
+def _result_types(observed: Observed, case: Case) -> str | None:
+    """A result of the wrong type (not a pair, not tensors, ids or labels of another dtype), in the
+    words of a type problem; a wrong shape is the comparison's."""
+    result, code = observed.bad_result, observed.returned
+    if code == "not_pair":
+        return returned(result, "a pair (masked_ids, labels) of torch tensors", "return masked, labels")
+    if code == "not_tensors":
+        item = next(x for x in result if not isinstance(x, torch.Tensor))
+        return returned(item, "torch tensors (masked_ids, labels)", "the inputs are torch tensors: build the "
+                        "results with torch functions")
+    if code == "ids_dtype":
+        return (f"returned masked_ids of dtype {result[0].dtype}; return integer ids, in the dtype of input_ids "
+                "(torch.where(as_mask, mask_token_id, input_ids) keeps it)")
+    if code == "labels_dtype":
+        return (f"returned labels of dtype {result[1].dtype}; return integer labels of dtype torch.int64, as "
+                "F.cross_entropy wants them (.long())")
+    return None
+
+
 def _returned(code: str) -> Callable[[Observed, Case], bool]:
     return lambda result, case: result.returned == code
 
@@ -270,6 +292,7 @@ _MLM_MASK = Exercise(
     "torch tensor of ids, maskable a (B, T) boolean tensor and generator a torch.Generator, and expects "
     "(masked_ids, labels), two (B, T) tensors",
     compare=compare_masks,
+    returns=_result_types,
     symptoms=(
         Symptom("return two things, masked_ids and labels: `return masked, labels`.", _returned("not_pair")),
         Symptom("return torch tensors (the inputs are torch tensors; build the results with torch functions).",
@@ -368,7 +391,9 @@ def check_mlm_mask(fn: Callable[..., Any]) -> None:
     require_callable(_MLM_MASK.name, fn)
     cases = [Case(name, (batch,), None) for name, batch in CASES]
 
-    def watched(batch: Batch) -> Observed:
-        return observe(fn, batch)
+    learner = Tracked(fn)  # a function that returns on its first calls and then raises is not finished
 
-    run_checks(_MLM_MASK, watched, cases)
+    def watched(batch: Batch) -> Observed:
+        return observe(learner, batch)
+
+    run_checks(_MLM_MASK, watched, cases, learner=learner)

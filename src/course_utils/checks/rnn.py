@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Callable
 
 import numpy as np
@@ -165,12 +164,6 @@ _LSTM_PARAM_COUNT = Exercise(
         Mistake(
             "that is twice the count: it is the count of a BiLSTM (two LSTMs), one LSTM has half.",
             lambda d_in, d_h: 8 * _per_gate(d_in, d_h),
-        ),
-    ),
-    symptoms=(
-        Symptom(
-            "return the count as a number (an int).",
-            lambda result, case: isinstance(result, bool) or not isinstance(result, numbers.Real),
         ),
     ),
     fallback="an LSTM has 4 gates; each has input weights (d_in, d_hidden), recurrent weights "

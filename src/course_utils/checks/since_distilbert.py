@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from .. import attention, decoder, grouped_query, rope
-from .engine import Case, Exercise, Mistake, Symptom, run_checks
+from .engine import Case, Exercise, Mistake, Symptom, run_checks, torch_for_torch
 from .values import as_float_array, close_values, has_non_finite
 
 __all__ = ["check_apply_rope", "check_blocked_attention", "check_decode_step", "check_repeat_kv"]
@@ -228,6 +228,7 @@ _REPEAT_KV = Exercise(
     name="repeat_kv",
     call="repeat_kv(x, n_rep) with x a torch tensor (B, H_kv, T, d), and expects (B, H_kv * n_rep, T, d)",
     compare=_compare_tensor(("B", "H_kv * n_rep", "T", "d")),
+    returns=lambda result, case: torch_for_torch(result, case, "attention then multiplies it with torch queries"),
     mistakes=(
         Mistake("the groups are interleaved: x.repeat(1, n_rep, 1, 1) gives heads 0, 1, 0, 1, ...; each key head "
                 "serves n_rep query heads in a row, 0, 0, 1, 1 (torch.repeat_interleave(x, n_rep, dim=1)).",

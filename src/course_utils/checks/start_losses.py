@@ -5,20 +5,22 @@ float64 teacher; every forward pass of a model during the call is watched (which
 train/eval mode, the teacher layers a student holds, the token ids it reads), so that a wrong
 result is explained by what the function did: a student left in train mode (dropout draws a
 different network at every pass), a new mask or another batch per student, the unmasked ids, every
-student built from the same layers, the teacher measured instead of the students, losses filed
-under the wrong keys.
+student built from the same layers, the teacher measured instead of the students, students run
+without the attention mask, losses filed under the wrong keys. The losses must be numbers (floats,
+or 0-d tensors): the lesson's next cell sorts and prints them.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 
 from .. import masking, students
-from .engine import Case, Exercise, Symptom, require_callable, run_checks
+from .engine import Case, Exercise, Symptom, Tracked, require_callable, returned, run_checks
 from .values import as_float_array, describe
 
 RTOL = 1e-6  # float64 models: correct versions agree to ~1e-15
@@ -34,6 +36,8 @@ class StartSetting:
     teacher_mode: str  # "eval", or "train" (as a teacher is after training)
     seed: int
     dropout: float = 0.3  # large, so that a student left in train mode gives other losses
+    lengths: tuple[int, ...] = (9, 7, 9, 9)  # each sentence's real tokens ([CLS] ... [SEP]), then padding
+    init_range: float = 0.02  # BERT's; larger weights make attention, and so the padding mask, matter more
 
 
 @dataclass
@@ -53,6 +57,7 @@ class StartObserved:
     setting: StartSetting
     result: Any = None
     expected: dict[tuple[int, ...], float] = field(default_factory=dict)
+    teacher: Any = None  # the case's teacher and batch, for the losses of known mistakes (after a failure)
     teacher_loss: float = math.nan
     batch: tuple = ()
     passes: list[Pass] = field(default_factory=list)
@@ -67,12 +72,14 @@ def _tiny_teacher(setting: StartSetting):
     config = BertConfig(vocab_size=vocab, hidden_size=8, num_hidden_layers=setting.n_teacher, num_attention_heads=2,
                         intermediate_size=16, max_position_embeddings=12, pad_token_id=0,
                         hidden_dropout_prob=setting.dropout, attention_probs_dropout_prob=setting.dropout,
-                        attn_implementation="eager")  # fmt: skip
+                        initializer_range=setting.init_range, attn_implementation="eager")  # fmt: skip
     teacher = BertForMaskedLM(config).double()
     generator = torch.Generator().manual_seed(setting.seed)
     input_ids = torch.randint(5, vocab, (4, 9), generator=generator)  # (B, T)
     input_ids[:, 0], input_ids[:, -1] = 2, 3  # [CLS] ... [SEP]
-    input_ids[1, 6:] = torch.tensor([3, 0, 0])  # a shorter sentence, padded
+    for row, length in enumerate(setting.lengths):  # shorter sentences, padded
+        if length < input_ids.shape[1]:
+            input_ids[row, length - 1], input_ids[row, length:] = 3, 0
     attention_mask = (input_ids != 0).long()
     masked, labels = masking.mlm_mask(input_ids, input_ids >= 5, mask_token_id=4, vocab_size=vocab,
                                       generator=generator, select_prob=0.4)  # fmt: skip
@@ -97,6 +104,17 @@ def _layers_held(model, teacher) -> tuple[int, ...] | None:
     return tuple(held)
 
 
+def _losses_without_mask(teacher, choices, batch) -> dict[tuple[int, ...], float]:
+    """The losses of students that read the masked ids without the attention mask (a common mistake)."""
+    _, _, masked_ids, labels = batch
+    losses = {}
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        for layers in choices:
+            student = students.student_from_teacher(teacher, list(layers)).eval()
+            losses[tuple(layers)] = student(input_ids=masked_ids, labels=labels).loss.item()
+    return losses
+
+
 def observe_start_losses(start_losses: Callable[..., Any], setting: StartSetting) -> StartObserved:
     """Call ``start_losses(teacher, choices, batch)`` on a tiny teacher, watching every model's forward pass."""
     observed = StartObserved(setting)
@@ -104,6 +122,7 @@ def observe_start_losses(start_losses: Callable[..., Any], setting: StartSetting
         teacher, batch = _tiny_teacher(setting)
         observed.batch = tuple(x.clone() for x in batch)
         observed.expected = students.start_losses(teacher, [list(c) for c in setting.choices], batch)
+        observed.teacher = teacher
         with torch.no_grad():
             mode = teacher.training
             observed.teacher_loss = teacher.eval()(input_ids=batch[2], attention_mask=batch[1],
@@ -131,6 +150,28 @@ def observe_start_losses(start_losses: Callable[..., Any], setting: StartSetting
         finally:
             handle.remove()
     return observed
+
+
+def _loss_types(observed: StartObserved, case: Case) -> str | None:
+    """What the next cell needs of the result: a dict whose losses are numbers (it sorts and prints them)."""
+    result = observed.result
+    if not isinstance(result, dict):
+        return returned(result, "a dict {tuple(layers): loss}")
+    for key, value in result.items():
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            continue
+        if isinstance(value, torch.Tensor) and value.ndim == 0 and value.is_floating_point():
+            continue
+        return (f"{returned(value, 'a float', 'loss.item(); a 0-d tensor works too')} under the key {key!r}: "
+                "the next cell sorts the losses and prints them")
+    return None
+
+
+def _no_attention_mask(observed: StartObserved, case: Case) -> bool:
+    values = {key: _number(value) for key, value in observed.result.items()}
+    without_mask = _losses_without_mask(observed.teacher, observed.setting.choices, observed.batch)
+    return set(values) == set(without_mask) and all(
+        v is not None and math.isclose(v, without_mask[k], rel_tol=RTOL) for k, v in values.items())
 
 
 def _number(value: Any) -> float | None:
@@ -164,7 +205,8 @@ def _student_passes(observed: StartObserved) -> list[Pass]:
 
 def _teacher_only(observed: StartObserved, case: Case) -> bool:
     values = [_number(v) for v in observed.result.values()]
-    close = all(v is not None and math.isclose(v, observed.teacher_loss, rel_tol=1e-6) for v in values)
+    close = bool(values) and all(v is not None and math.isclose(v, observed.teacher_loss, rel_tol=1e-6)
+                                 for v in values)  # never on an empty dict
     return close or not _student_passes(observed)
 
 
@@ -203,6 +245,7 @@ _START_LOSSES = Exercise(
     name="start_losses",
     call="start_losses(teacher, choices, batch), with batch = (input_ids, attention_mask, masked_ids, labels)",
     compare=_compare,
+    returns=_loss_types,
     symptoms=(
         Symptom(
             "key each loss by the tuple of its student's layers, tuple(layers), not by its position in "
@@ -219,6 +262,12 @@ _START_LOSSES = Exercise(
             "loss measures a random network, not the layers you chose. Call student.eval() on each student "
             "before measuring it (a student takes the mode of its teacher, which may be in train mode).",
             _train_mode,
+        ),
+        Symptom(
+            "the students ran without the attention mask: pass attention_mask=attention_mask (the batch's second "
+            "item) with the masked ids, else every real token also attends to the padding, and a sentence's loss "
+            "depends on how much padding the batch gave it.",
+            _no_attention_mask,
         ),
         Symptom(
             "every student holds the same teacher layers: build each student from the choice of its own loop "
@@ -265,22 +314,27 @@ START_CASES = [
      StartSetting(6, ((3, 4, 5), (0, 2, 4), (0, 1, 2)), "train", 71)),
     ("a 3-layer teacher in train mode; one choice, [[1]]",
      StartSetting(3, ((1,),), "train", 72)),
+    ("a 4-layer teacher of larger weights, two of its four sentences mostly padding; choices [[0, 2], [1, 3]]",
+     StartSetting(4, ((0, 2), (1, 3)), "eval", 73, lengths=(9, 3, 4, 9), init_range=0.3)),
 ]  # fmt: skip
 
 
 def check_start_losses(fn: Callable[..., Any]) -> None:
     """Check a learner's ``start_losses(teacher, choices, batch) -> {tuple(layers): loss}``.
 
-    Three cases on tiny float64 teachers (4, 6 and 3 layers; dropout 0.3, so that a student left in
-    train mode gives other losses), two of them in train mode as a teacher is after training, one
-    with its choices in no particular order: every value must equal
+    Four cases on tiny float64 teachers (4, 6, 3 and 4 layers; dropout 0.3, so that a student left
+    in train mode gives other losses), two of them in train mode as a teacher is after training, one
+    with its choices in no particular order, and one with larger weights and much padding (students
+    run without the attention mask are off by 0.2% to 0.5% there, against a tolerance of 1e-6):
+    every value must be a number (a float, or a 0-d tensor) equal to
     :func:`course_utils.students.start_losses`'s (relative 1e-6) under the same keys. A wrong result
     is explained by what the function did during the call (see the module's docstring).
     """
     require_callable(_START_LOSSES.name, fn)
     cases = [Case(name, (setting,), None) for name, setting in START_CASES]
+    learner = Tracked(fn)
 
     def watched(setting: StartSetting) -> StartObserved:
-        return observe_start_losses(fn, setting)
+        return observe_start_losses(learner, setting)
 
-    run_checks(_START_LOSSES, watched, cases)
+    run_checks(_START_LOSSES, watched, cases, learner=learner)

@@ -33,7 +33,7 @@ from typing import Any, Callable
 import torch
 
 from .. import training
-from .engine import Case, Exercise, Symptom, require_callable, run_checks
+from .engine import Case, Exercise, Symptom, Tracked, require_callable, returned, run_checks
 from .values import describe
 
 ATOL, RTOL = 1e-7, 1e-5  # float64 weights: rounding differences are ~1e-15
@@ -178,13 +178,21 @@ def _as_loss(value: Any) -> float | None:
     return float(value)
 
 
+def _losses_returned(result: Any, case: Case) -> str | None:
+    """What the next cells need of each call's return: the loss as a number."""
+    for call, value in enumerate(getattr(result, "returned", []), start=1):
+        if _as_loss(value) is None:
+            return f"call {call} {returned(value, 'a float', 'the loss before the update: loss.item()')}"
+    return None
+
+
 def compare_steps(result: Any, expected: Any) -> str | None:
     """What the learner's step did differently from the reference's, in words; None when nothing."""
     if not isinstance(result, Observed):
         return f"expected the observations of the checker, got {describe(result)}"  # never for a learner
-    for call, returned in enumerate(result.returned, start=1):
-        if _as_loss(returned) is None:
-            return f"call {call} returned {describe(returned)}, not the loss as a Python float"
+    for call, value in enumerate(result.returned, start=1):
+        if _as_loss(value) is None:
+            return f"call {call} returned {describe(value)}, not the loss as a Python float"
     if result.batch_changed:
         return "the batch (inputs, targets) was changed in place"
     for call in range(len(result.returned)):
@@ -206,9 +214,9 @@ def compare_steps(result: Any, expected: Any) -> str | None:
         if result.off_by[call] > ATOL:
             return (f"call 1 was right, but after call {call + 1} the weights differ from those of "
                     f"{call + 1} training steps (by up to {result.off_by[call]:.3g})")
-    for call, (returned, loss) in enumerate(zip(result.returned, result.losses), start=1):
-        if not math.isclose(float(returned), loss, rel_tol=1e-6, abs_tol=1e-9):
-            return f"call {call} returned {float(returned):.6g}; the loss before that update was {loss:.6g}"
+    for call, (value, loss) in enumerate(zip(result.returned, result.losses), start=1):
+        if not math.isclose(float(value), loss, rel_tol=1e-6, abs_tol=1e-9):
+            return f"call {call} returned {float(value):.6g}; the loss before that update was {loss:.6g}"
     return None
 
 
@@ -222,6 +230,7 @@ _TRAIN_STEP = Exercise(
     "(model(inputs) gives logits (B, C); targets (B,) class ids) and a torch optimizer over the model's "
     "weights, several times on the same batch, and expects the loss of each call as a float",
     compare=compare_steps,
+    returns=_losses_returned,
     symptoms=(
         Symptom(
             "return loss.item(): a Python float. The tensor `loss` holds the whole computation graph of the "
@@ -336,7 +345,9 @@ def check_train_step(fn: Callable[..., Any]) -> None:
     require_callable(_TRAIN_STEP.name, fn)
     cases = [Case(name, (setting,), observe(training.train_step, setting)) for name, setting in SETTINGS]
 
-    def watched(setting: Setting) -> Observed:
-        return observe(fn, setting)
+    learner = Tracked(fn)  # a function that returns on its first calls and then raises is not finished
 
-    run_checks(_TRAIN_STEP, watched, cases)
+    def watched(setting: Setting) -> Observed:
+        return observe(learner, setting)
+
+    run_checks(_TRAIN_STEP, watched, cases, learner=learner)

@@ -18,6 +18,12 @@
  * 3. The colour-mode button's icons are images named "Light", "Dark", "System Settings" inside a
  *    button named "Color mode": its accessible name lacks the label it shows (WCAG 2.5.3). The
  *    icons are marked decorative; the button's name says the current mode.
+ * 4. The table of contents opens a lesson's sub-pages (its lab page) with a <summary> that holds
+ *    only a chevron: a control with no name (axe summary-name, serious). Each such toggle is named
+ *    after what it opens: "Pages under <the lesson's title>: <their titles>".
+ * 5. The search button shows "Search" and its keyboard shortcut but is named "Search" by an
+ *    aria-label: its name lacks part of what it shows (WCAG 2.5.3, axe label-content-name-mismatch).
+ *    Its name becomes all the text it holds, "Search Ctrl+K", of which each width shows a part.
  */
 (function () {
   "use strict";
@@ -93,8 +99,34 @@
     });
   }
 
+  function nameTheTocToggles() {
+    document.querySelectorAll("nav details > summary").forEach(function (summary) {
+      if (summary.textContent.trim() || summary.getAttribute("aria-label")) return;  // named already
+      var item = summary.closest("li");
+      var link = item && item.querySelector(":scope > a");
+      var children = Array.prototype.map.call(summary.parentElement.querySelectorAll(":scope > ul a"), function (a) {
+        return a.textContent.trim();
+      }).filter(Boolean);
+      var owner = link ? link.textContent.trim() : "this entry";
+      summary.setAttribute("aria-label", "Pages under " + owner + (children.length ? ": " + children.join(", ") : ""));
+    });
+  }
+
+  // Named by all the text it holds ("Search Ctrl+K"), which holds whatever part of it a width shows.
+  function nameTheSearchButtonByItsText() {
+    document.querySelectorAll("button.search-button-field, .search-button__button").forEach(function (button) {
+      var text = button.textContent.replace(/\s+/g, " ").trim();
+      var label = button.getAttribute("aria-label");
+      if (!label || !text || text === label) return;  // an icon alone, or named by its text already
+      button.setAttribute("aria-label", text);
+      button.querySelectorAll("svg, i").forEach(function (icon) { icon.setAttribute("aria-hidden", "true"); });
+    });
+  }
+
   function start() {
     nameTheModeButton();
+    nameTheTocToggles();
+    nameTheSearchButtonByItsText();
     ["pst-primary-sidebar-modal", "pst-secondary-sidebar-modal"].forEach(function (id) {
       var dialog = document.getElementById(id);
       if (dialog) dialog.addEventListener("close", afterDialogCloses);
