@@ -678,6 +678,13 @@ def sentiment_words() -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=None)
+def predicate_adjectives() -> tuple[str, ...]:
+    """Every evaluative adjective as it can stand after a degree adverb ("perfectly kind", "utterly
+    unkind"): each stem and, where it takes one, its un- form, sorted (40 stems, 53 forms)."""
+    return tuple(sorted({stem for stem, _, _ in _ADJECTIVES} | {"un" + stem for stem, _, un in _ADJECTIVES if un}))
+
+
+@functools.lru_cache(maxsize=None)
 def held_out_words() -> frozenset[str]:
     """Every form of the held-out sentiment words (:data:`HELD_OUT_ADJECTIVES`, :data:`HELD_OUT_VERBS`)."""
     takes_un = {stem: un for stem, _, un in _ADJECTIVES}
