@@ -1,4 +1,4 @@
-"""course_utils.stats: paired differences over seeds, and the paired t-test's critical values."""
+"""course_utils.stats: paired differences over seeds, their tests and intervals, Holm, equivalence, AUC."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from course_utils import stats
-
 
 # R's "sleep" data (Student 1908, as R ships it): extra hours of sleep under two drugs, ten patients.
 # R's t.test(extra ~ group, data = sleep, paired = TRUE) prints t = -4.0621, df = 9,

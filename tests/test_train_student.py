@@ -70,13 +70,13 @@ def test_the_arms_of_a_seed_see_the_same_batches_and_masks(setting, monkeypatch)
     for current in [run for run in models.STUDENT_RUNS if models.STUDENT_RUNS[run][1] is not None]:
         models.train_student(current, 1, teacher, tokenizer, train, steps=2, progress=False)
     first = next(iter(seen.values()))
-    assert len(seen) == 7 and all(all(torch.equal(a, b) for a, b in zip(first, masked)) for masked in seen.values())
+    assert len(seen) == 6 and all(all(torch.equal(a, b) for a, b in zip(first, masked)) for masked in seen.values())
 
 
 def test_teacher_initialised_students_start_from_the_teacher_layers(setting):
     tokenizer, teacher, train = setting
     student, _ = models.train_student("distilled", 0, teacher, tokenizer, train, steps=1, progress=False)
-    random_student, _ = models.train_student("random, triple loss", 0, teacher, tokenizer, train, steps=1,
+    random_student, _ = models.train_student("random, MLM only", 0, teacher, tokenizer, train, steps=1,
                                              progress=False)
     word = teacher.bert.embeddings.word_embeddings.weight
     near = (student.distilbert.embeddings.word_embeddings.weight - word).abs().max()
@@ -87,13 +87,13 @@ def test_teacher_initialised_students_start_from_the_teacher_layers(setting):
 def test_the_study_is_the_declared_grid_of_starts_and_losses():
     """Every run is a start and a loss of the declaration; the erased start carries every arm of the
     paper's Table 4 that the study runs, the copy its triple loss and no distillation, the random
-    start the triple loss and the masked-LM loss alone."""
+    start the masked-LM loss alone (its triple loss is cut for time)."""
     assert models.STUDENT_GRID["distilled"] == ("copy", "triple loss")
     assert {loss for start, loss in models.STUDENT_GRID.values() if start == "erased copy"} == {
         "triple loss", "without L_ce", "without L_cos", "MLM only"}
     assert all(start in models.STUDENT_STARTS and loss in models.STUDENT_LOSSES
                for start, loss in models.STUDENT_GRID.values())
-    assert len(set(models.STUDENT_GRID.values())) == len(models.STUDENT_GRID) == 8
+    assert len(set(models.STUDENT_GRID.values())) == len(models.STUDENT_GRID) == 7
     assert models.SEEDED_RUNS == tuple(models.STUDENT_RUNS) and len(models.STUDENT_SEEDS) == 5
     for run, (start, loss) in models.STUDENT_GRID.items():
         assert models.STUDENT_RUNS[run] == (start, models.STUDENT_LOSSES[loss])

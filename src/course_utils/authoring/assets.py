@@ -218,11 +218,8 @@ def plan(stages, folder: str) -> list[Job]:
             for seed in models.SWEEP_SEEDS:
                 add(f"sweep lr={lr:g} seed {seed}", "sweep", _sweep_run, (lr, seed), after=[bundled_student])
     if "task-distillation" in stages:
-        everything = len(data.sentiment_task("train"))
         for seed in models.TASK_SEEDS:
             student = _student_job("distilled", seed)
-            add(_few_label_job(everything, "D", seed), "task-distillation", _task_distillation_run,
-                (everything, seed, "D", folder), after=[student])  # the whole pool
             for n in models.LABELLED:
                 for arm in ("A", "B", "C"):
                     needs = [student] + ([_few_label_job(n, models.FEW_LABEL_TEACHER, seed)] if arm != "A" else [])
@@ -670,8 +667,7 @@ def few_label_data(arm: str, labelled: int, seed: int, teacher_logits=None):
 
     A: the labelled sentences; B: the pool and the unlabelled text, Hinton's loss on the labelled
     sentences and the teacher's soft targets alone (``T²·KL``) on the others; C: the same sentences,
-    the teacher's argmax as the label of the unlabelled ones; D: every sentence of the pool with its
-    own label. ``teacher_logits``: ``(len(pool) + len(unlabelled), 2)``, the pool's rows first
+    the teacher's argmax as the label of the unlabelled ones. ``teacher_logits``: ``(len(pool) + len(unlabelled), 2)``, the pool's rows first
     (:func:`task_text_logits` of the teacher fine-tuned on the same labels), for B and C.
     ``labelled rows`` are the indices of the labelled sentences in ``sentences``.
     """
@@ -686,8 +682,6 @@ def few_label_data(arm: str, labelled: int, seed: int, teacher_logits=None):
     if isinstance(labelled, bool) or not isinstance(labelled, int) or not 1 <= labelled <= len(pool.ids):
         raise ValueError(f"expected a number of labels between 1 and the pool's {len(pool.ids)}, got {labelled!r}")
     chosen = np.sort(np.random.default_rng(seed).choice(len(pool.ids), size=labelled, replace=False))
-    if arm == "D":
-        return pool, None, chosen
     if arm == "A":
         return training.Encoded([pool.ids[i] for i in chosen], [pool.labels[i] for i in chosen]), None, np.arange(labelled)
     ids = pool.ids + splits["unlabelled"].ids  # the whole text: the pool's rows first, as the teacher's logits
