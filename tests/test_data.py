@@ -381,3 +381,12 @@ def test_polarity_reads_every_form_of_a_sentiment_word_and_rejects_other_words()
         data.polarity("dog")
     with pytest.raises(TypeError, match="expected a word"):
         data.polarity(1)
+
+
+def test_the_held_out_forms_come_in_two_families():
+    adjectives, verbs = data.held_out_forms("adjective"), data.held_out_forms("verb")
+    assert adjectives | verbs == data.held_out_words() and not adjectives & verbs
+    assert {"kind", "unkind", "kindly", "kindness"} <= adjectives and {"admire", "admires", "admired"} <= verbs
+    assert len(verbs) == 4 * len(data.HELD_OUT_VERBS)
+    with pytest.raises(ValueError, match="expected family 'adjective' or 'verb'"):
+        data.held_out_forms("noun")

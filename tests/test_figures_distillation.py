@@ -102,3 +102,60 @@ def test_explorer_twin_replays_the_figure_at_every_temperature():
 def test_bad_inputs_are_refused_with_what_was_expected(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --------------------------------------------------------------------------------------------
+# The study's figures: the copy, and where a start keeps the held-out words' polarity
+
+
+def _texts(fig) -> list[str]:
+    return [a.text for a in fig.layout.annotations]
+
+
+def test_the_copy_figure_draws_an_arrow_from_each_copied_layer_and_marks_the_others():
+    fig = figures.copy_figure(6, [0, 2, 4], erased=95)
+    texts = _texts(fig)
+    for i in (1, 3, 5):
+        assert f"layer {i} <i>(not copied)</i>" in texts
+    for j, i in enumerate((0, 2, 4)):
+        assert f"layer {j}<br>(teacher's {i})" in texts
+    arrows = [a for a in fig.layout.annotations if a.showarrow]
+    assert len(arrows) == 3 + 2  # the layers, the embeddings, the head
+    dashed = [s for s in fig.layout.shapes if s.line.dash == "dash"]
+    assert len(dashed) == 3 and len(fig.layout.shapes) == 8 + 5  # 8 teacher boxes, 5 student boxes
+    assert "embeddings<br>(95 words re-drawn)" in texts and "<b>✕</b>" in texts
+    plain = figures.copy_figure(6, [0, 2, 4])
+    assert "embeddings<br>(a copy)" in _texts(plain) and "<b>✕</b>" not in _texts(plain)
+    # the arrows go from the teacher's layer to the student's, at their heights
+    y = {t: a.y for a in fig.layout.annotations if not a.showarrow for t in [a.text]}
+    layer_arrows = sorted(arrows, key=lambda a: a.y)[1:4]  # above the embeddings, below the head
+    assert [a.ay for a in layer_arrows] == [y[f"layer {i}"] for i in (0, 2, 4)]
+
+
+@pytest.mark.parametrize("args, match", [
+    ((0, [0]), "an int from 1 to 12"),
+    ((6, [2, 1]), "increasing teacher layers between 0 and 5"),
+    ((6, [0, 6]), "between 0 and 5"),
+    ((6, []), "increasing teacher layers"),
+])
+def test_the_copy_figure_refuses_impossible_copies(args, match):
+    with pytest.raises(ValueError, match=match):
+        figures.copy_figure(*args)
+    with pytest.raises(ValueError, match="expected erased"):
+        figures.copy_figure(6, [0, 2, 4], erased=-1)
+
+
+def test_the_polarity_figure_draws_each_words_numbers_by_polarity():
+    words, labels = ["kind", "cruel", "calm", "rude"], [1, 0, 1, 0]
+    direction = np.array([2.0, -4.0, 1.0, -1.0])
+    preference = np.array([0.9, 0.1, 0.8, 0.3])
+    fig = figures.polarity_figure({"copy": (direction, preference)}, words, labels)
+    traces = {(t.xaxis, t.marker.symbol): t for t in fig.data}
+    assert list(traces[("x", "circle")].x) == [0.5, 0.25]  # scaled by the largest |projection|, 4
+    assert list(traces[("x", "x-thin-open")].x) == [-1.0, -0.25]
+    assert list(traces[("x2", "circle")].x) == [0.9, 0.8] and list(traces[("x2", "x-thin-open")].text) == ["cruel", "rude"]
+    assert sum(t.showlegend for t in fig.data) == 2  # one legend entry per polarity
+    with pytest.raises(ValueError, match="one label 0 or 1 per word"):
+        figures.polarity_figure({"copy": (direction, preference)}, words, [1, 0, 2, 0])
+    with pytest.raises(ValueError, match="one finite value per word"):
+        figures.polarity_figure({"copy": (direction[:3], preference)}, words, labels)

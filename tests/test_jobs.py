@@ -105,3 +105,21 @@ def test_workers_are_fresh_processes_whose_threads_wait_passively(monkeypatch):
         done = jobs.run(planned, pool)
     assert done["policy"][0] == "PASSIVE"
     assert done["pid"][0] != os.getpid()
+
+
+def test_replay_plays_the_schedule_on_a_clock():
+    from course_utils.authoring.jobs import Job, replay
+
+    def job(name, after=()):
+        return Job(name, "stage", print, after=tuple(after))
+
+    # a long job on one worker while the other runs what needs nothing, then what waited for it
+    jobs = [job("teacher"), job("free 1"), job("free 2"), job("student", ["teacher"]), job("short", ["teacher"])]
+    seconds = {"teacher": 10, "free 1": 4, "free 2": 4, "student": 5, "short": 2}
+    assert replay(jobs, seconds) == 15  # teacher 0-10, free 0-4-8, student 10-15, short 10-12
+    assert replay(jobs, seconds, workers=1) == 25  # one after the other
+    assert replay(jobs[:3], seconds) == 10
+    with pytest.raises(ValueError, match="the seconds of every job"):
+        replay(jobs, {"teacher": 1})
+    with pytest.raises(ValueError, match="expected workers"):
+        replay(jobs, seconds, workers=0)

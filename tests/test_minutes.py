@@ -115,3 +115,18 @@ def test_the_command_prints_a_row_per_page_and_the_total(capsys):
     for source in page_sources():
         assert f"| {source.stem} |" in printed
     assert "| total |" in printed and "120 words/min" in printed
+
+
+def test_run_statistics_are_a_labs_subject_and_a_lessons_machinery():
+    sentence = "Five seeds cannot tell the two arms apart: the spread between seeds is wide."
+    assert minutes.is_machinery(sentence) and not minutes.is_machinery(sentence, lab=True)
+    assert minutes.is_machinery("Rebuilt by make assets on another processor.", lab=True)
+
+
+def test_every_page_keeps_its_machinery_within_the_limit():
+    """Issue 39's 5% for the lessons, issue 51's for the lab pages (run statistics excepted)."""
+    from course_utils.authoring.lessons import page_sources
+
+    over = {path.stem: f"{row.machinery_share:.0%}" for path in page_sources()
+            for row in [minutes.content(path)] if row.machinery_share > minutes.MACHINERY_LIMIT}
+    assert not over, over

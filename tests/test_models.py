@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import torch
 from transformers import BertForMaskedLM, BertForSequenceClassification
@@ -68,8 +69,9 @@ def test_the_sentiment_task_meets_the_targets_of_issue_40():
     exits = report["plateau_exits"]
     assert exits == assets.plateau_exits(report) and exits["rule"] == models.PLATEAU_RULE
     assert exits["missed"] == [], exits["missed"]
-    assert exits["checked"] == len(teacher_runs) + len(report["students"]["runs"]) + len(report["plateau"]["runs"])
-    for run in teacher_runs + report["students"]["runs"]:
+    assert exits["checked"] == (len(teacher_runs) + len(report["students"]["runs"]) + len(report["plateau"]["runs"])
+                                + 1)  # the budget control
+    for run in teacher_runs + report["students"]["runs"] + [report["budget_control"]]:
         assert run["plateau_end"] == training.plateau_end(run["fine_tuning_loss_curve"])
         assert run["steps"] == len(run["fine_tuning_loss_curve"])
 
@@ -165,16 +167,25 @@ def test_the_report_holds_every_stage_and_the_learning_rate_sweep():
     for run in report["students"]["runs"] + report["teacher_fine_tuning_runs"]:
         assert len(run["fine_tuning_loss_curve"]) == models.STUDENT_FINE_TUNING["epochs"] * batches_per_epoch
     assert report["sentiment_task"] == assets.task_summary() and report["slices"] == assets.slice_summary()
-    # the 2 x 2 of students, every corner with every seed
+    # the study's students, every run with every seed, and its budget control
     assert [(r["run"], r["seed"]) for r in report["students"]["runs"]] == [
         (run, seed) for run in models.STUDENT_RUNS for seed in models.STUDENT_SEEDS]
     assert report["students"]["grid"] == {run: list(corner) for run, corner in models.STUDENT_GRID.items()}
+    assert report["students"]["starts"] == models.STUDENT_STARTS
+    assert report["students"]["erased_words"] == sorted(data.held_out_words())
+    assert report["budget_control"]["recipe"] == models.BUDGET_CONTROL
+    assert len(report["budget_control"]["losses"]["mlm"]) == models.BUDGET_CONTROL["steps"]
     # every fine-tuned classifier's score, and the bag of words', per slice beside the whole test set
     scored = (report["students"]["runs"] + report["teacher_fine_tuning_runs"] + report["lr_sweep"]["runs"]
-              + report["plateau"]["runs"] + report["task_distillation"]["runs"])
+              + report["plateau"]["runs"] + report["task_distillation"]["runs"] + [report["budget_control"]])
+    test = data.sentiment_task("test")
+    slices = np.array([data.slice_of(s) for s in test])
     for run in scored:
         if "diverged" not in run:
             assert list(run["accuracy_by_slice_test"]) == list(data.SLICES), run.get("run", run)
+            right = models.right_answers(run)  # each test sentence's answer, for claims by word class
+            assert right.shape == (len(test),) and right.mean() == pytest.approx(run["sentiment_accuracy_test"])
+            assert right[slices == "unseen"].mean() == pytest.approx(run["accuracy_by_slice_test"]["unseen"])
     assert list(report["bag_of_words_accuracy_by_slice_test"]) == list(data.SLICES)
     assert report["sentiment_accuracy_by_slice_test"] == report["teacher_fine_tuning_runs"][0]["accuracy_by_slice_test"]
 
@@ -190,6 +201,16 @@ def test_the_instructor_guide_states_make_assets_time_as_the_report_measured_it(
     rebuilt = models.report()["rebuild_s"]
     assert int(stated.group(1)) == round(rebuilt["wall"] / 60)
     assert stated.group(2) == ", ".join(rebuilt["stages"])
+    if "replayed" in rebuilt:  # jobs cut since the run: the plan as it stands, replayed with its seconds
+        import tempfile
+
+        from course_utils.authoring import jobs
+
+        replayed = re.search(r"`rebuild_s\[\"replayed\"\]`\), takes (\d+) minutes", guide)
+        assert replayed and int(replayed.group(1)) == round(rebuilt["replayed"] / 60)
+        plan = assets.plan(assets.STAGES, tempfile.mkdtemp())
+        seconds = models.report()["job_seconds"]
+        assert jobs.replay(plan, seconds) + models.report()["timings_s"]["tokenizer"] == pytest.approx(rebuilt["replayed"])
     assert models.report()["threads"] == {**assets.STAGE_THREADS,
                                           "students: the bundled one (distilled, seed 0)": assets.BUNDLED_STUDENT_THREADS}
 
@@ -214,9 +235,11 @@ def test_the_report_holds_the_schedule_study_of_lesson_08():
 
 def test_the_report_holds_every_regime_arm_and_seed_of_lesson_07s_few_label_experiment():
     task = models.report()["task_distillation"]
-    everything = len(data.sentiment_task("train"))
-    expected = {(n, arm, s) for n in models.LABELLED for arm in [*"ABCD", models.FEW_LABEL_TEACHER]
-                for s in models.TASK_SEEDS} | {(everything, "E", s) for s in models.TASK_SEEDS}
+    expected = {(n, arm, s) for n in models.LABELLED for arm in [*"ABC", models.FEW_LABEL_TEACHER]
+                for s in models.TASK_SEEDS}
+    assert task["labelled_by"] == {"B": models.FEW_LABEL_TEACHER, "C": models.FEW_LABEL_TEACHER}
+    teachers = [r for r in task["runs"] if r["arm"] == models.FEW_LABEL_TEACHER]
+    assert all(0.5 < r["labels_right_on_pool"] <= 1 for r in teachers)  # its labels: its own, not the gold ones
     assert {(r["labelled"], r["arm"], r["seed"]) for r in task["runs"]} == expected
     assert len(models.TASK_SEEDS) >= 5 and len(task["runs"]) == len(expected)
     assert all(len(r["fine_tuning_loss_curve"]) == task["steps"] == assets.task_steps() for r in task["runs"])
@@ -293,42 +316,63 @@ def _after(planned):
 
 
 def test_what_needs_no_teacher_is_planned_to_run_beside_its_pre_training(tmp_path):
-    """The teacher pre-trains on one thread: the random MLM-only students and the bag of words wait for
-    nothing, so the second worker runs them meanwhile; every other job waits for the models it loads
-    (the MLM-only students from the teacher's layers wait for the teacher)."""
+    """The teacher pre-trains on one thread: the budget control, the random MLM-only students and the
+    bag of words wait for nothing, so the second worker runs them meanwhile; every other job waits
+    for the models it loads (the copies and the erased copies wait for the teacher)."""
     planned = assets.plan(assets.STAGES, str(tmp_path))
     after = _after(planned)
     assert planned[0].name == "teacher" and after["teacher"] == set()
     assert assets.TEACHER_FREE == (assets.MLM_ONLY,)
-    mlm_only = {assets._student_job(assets.MLM_ONLY, seed) for seed in models.STUDENT_SEEDS}
-    assert [job.name for job in planned[1:1 + len(mlm_only)]] == [
-        assets._student_job(assets.MLM_ONLY, seed) for seed in models.STUDENT_SEEDS]
-    assert all(after[name] == set() for name in mlm_only)
+    mlm_only = [assets._student_job(assets.MLM_ONLY, seed) for seed in models.STUDENT_SEEDS]
+    assert [job.name for job in planned[1:2 + len(mlm_only)]] == [assets.BUDGET_CONTROL_JOB, *mlm_only]
+    assert all(after[name] == set() for name in [assets.BUDGET_CONTROL_JOB, *mlm_only])
     for run in set(models.STUDENT_RUNS) - {assets.MLM_ONLY}:
         assert all(after[assets._student_job(run, seed)] == {"teacher"} for seed in models.STUDENT_SEEDS)
-    # every corner of the 2 x 2 with every seed, once; the bundled student on its two threads
-    students = [job for job in planned if job.stage == "students"]
+    # every run of the study with every seed, once; the bundled student on its two threads
+    students = [job for job in planned if job.stage == "students" and job.name != assets.BUDGET_CONTROL_JOB]
     assert sorted((job.args[0], job.args[1]) for job in students) == sorted(
         (run, seed) for run in models.STUDENT_RUNS for seed in models.STUDENT_SEEDS)
     assert [job.name for job in students if job.threads == 2] == [assets._student_job("distilled", 0)]
-    bundled_teacher = assets._teacher_sentiment_job(0)
-    everything = len(data.sentiment_task("train"))
+    # the runs that read the teacher's outputs before the cheaper ones
+    order = [job.args[0] for job in students if job.args[0] not in ("distilled", assets.MLM_ONLY)]
+    ranks = [assets._slowest_first(run) for run in order]
+    assert ranks == sorted(ranks) and ranks[-1] == 2
     for seed in models.TASK_SEEDS:
         student = assets._student_job("distilled", seed)
-        assert after[f"few-label all 'E' seed {seed}"] == {student}
-        for n in models.LABELLED:
-            assert after[f"few-label {n} 'A' seed {seed}"] == {student}
-            for arm in "BCD":  # the bundled teacher-sentiment's soft or hard labels
-                assert after[f"few-label {n} {arm!r} seed {seed}"] == {student, bundled_teacher}
-            assert after[f"few-label {n} {models.FEW_LABEL_TEACHER!r} seed {seed}"] == {"teacher"}
-    teacher_free = mlm_only | {"teacher", "bag of words"}
+        teacher = assets._few_label_job(500, models.FEW_LABEL_TEACHER, seed)
+        assert after[assets._few_label_job(500, "A", seed)] == {student}
+        for arm in "BC":  # labelled by the teacher fine-tuned on the same labels, of the same seed
+            assert after[assets._few_label_job(500, arm, seed)] == {student, teacher}
+        assert after[teacher] == {"teacher"}
+    teacher_free = {*mlm_only, assets.BUDGET_CONTROL_JOB, "teacher", "bag of words"}
     assert all(after[name] for name in after if name not in teacher_free)  # the others wait for a model
     # the distilled students of every seed are saved for the few-label runs
     saving = {job.args[1]: job.args[2] for job in planned if job.function is assets._student and job.args[2]}
     assert saving == {seed: str(assets._student_folder(str(tmp_path), seed)) for seed in models.STUDENT_SEEDS}
-    short_last = planned[-len(models.TASK_SEEDS) * (1 + 4 * len(models.LABELLED)):]  # the short runs end the list
+    short_last = planned[-len(models.TASK_SEEDS) * 3:]  # the short runs end the list
     assert all(job.function is assets._task_distillation_run for job in short_last)
-    assert {job.args[0] for job in short_last if job.args[2] == "E"} == {everything}
+
+
+def test_the_report_records_every_jobs_seconds_and_the_probes(tokenizer):
+    """Every job of a full rebuild has its seconds; the teacher's probes and every start's are what
+    the bundled teacher gives now (the erased starts are reported, whatever their AUC)."""
+    import tempfile
+
+    from course_utils import probes
+
+    report = models.report()
+    assert set(report["job_seconds"]) == {job.name for job in assets.plan(assets.STAGES, tempfile.mkdtemp())}
+    assert all(seconds > 0 for seconds in report["job_seconds"].values())
+    teacher = models.load_bundled("teacher")
+    recomputed = probes.probe(teacher, tokenizer)
+    for name in ("adverb_preference", "adverb_direction", "logistic"):
+        assert report["teacher_probes"][name]["auc"] == pytest.approx(recomputed[name]["auc"], abs=1e-9)
+    for run in report["students"]["runs"]:
+        assert set(run["probes"]) == {"start", "end"}
+        if run["run"] in ("distilled", "erased, triple loss") and run["seed"] in (0, 3):
+            start = models.student_start(models.STUDENT_GRID[run["run"]][0], run["seed"], teacher, tokenizer)
+            assert run["probes"]["start"]["logistic"]["auc"] == pytest.approx(
+                probes.probe(start, tokenizer)["logistic"]["auc"], abs=1e-9)
 
 
 @pytest.mark.parametrize("stages", [["task-distillation"], ["sweep"], ["students", "plateau"], ["teacher-sentiment"]])
@@ -353,54 +397,50 @@ def _tiny_task(monkeypatch, tokenizer, pool=300, unlabelled=100):
 
 
 def test_each_few_label_arm_sees_the_data_it_promises(monkeypatch, tokenizer):
-    """A: labels drawn from the pool; B: the same, with the teacher's rows; C: the pool and the
-    unlabelled text, the undrawn sentences without a label; D: the same, the teacher's answer as
-    their label; E: every label of the pool."""
+    """A: labels drawn from the pool; B: the pool and the unlabelled text, the undrawn sentences
+    without a label; C: the same, the teacher's answer as their label."""
     train, text = _tiny_task(monkeypatch, tokenizer)
     everything = train.ids + text.ids
     teacher = torch.randn(400, 2)
     a, objective_a, rows_a = assets.few_label_data("A", 20, seed=3, teacher_logits=teacher)
-    b, objective_b, _ = assets.few_label_data("B", 20, seed=3, teacher_logits=teacher)
-    assert len(a.ids) == 20 and a == b and objective_a is None and callable(objective_b)
+    assert len(a.ids) == 20 and objective_a is None
     chosen = [train.ids.index(ids) for ids in a.ids]
     assert a.labels == [train.labels[i] for i in chosen] and list(rows_a) == list(range(20))
-    c, objective_c, rows_c = assets.few_label_data("C", 20, seed=3, teacher_logits=teacher)
-    assert c.ids == everything and sorted(rows_c) == sorted(chosen) and callable(objective_c)
-    assert [c.labels[i] for i in rows_c] == a.labels and c.labels.count(-100) == 380
-    d, objective_d, _ = assets.few_label_data("D", 20, seed=3, teacher_logits=teacher)
+    b, objective_b, rows_b = assets.few_label_data("B", 20, seed=3, teacher_logits=teacher)
+    assert b.ids == everything and sorted(rows_b) == sorted(chosen) and callable(objective_b)
+    assert [b.labels[i] for i in rows_b] == a.labels and b.labels.count(-100) == 380
+    c, objective_c, _ = assets.few_label_data("C", 20, seed=3, teacher_logits=teacher)
     guesses = teacher.argmax(-1).tolist()
-    assert objective_d is None and d.ids == everything
-    assert all(d.labels[i] == (train.labels[i] if i in chosen else guesses[i]) for i in range(400))
-    e, _, _ = assets.few_label_data("E", 300, seed=3)
-    assert e == train
+    assert objective_c is None and c.ids == everything
+    assert all(c.labels[i] == (train.labels[i] if i in chosen else guesses[i]) for i in range(400))
     with pytest.raises(ValueError, match="expected an arm among"):
-        assets.few_label_data("F", 20, seed=3, teacher_logits=teacher)
+        assets.few_label_data("D", 20, seed=3, teacher_logits=teacher)  # cut: every label is the main runs
     with pytest.raises(ValueError, match="between 1 and the pool's 300"):
         assets.few_label_data("A", 301, seed=3)
     with pytest.raises(ValueError, match="the teacher's logits for the 400 sentences"):
-        assets.few_label_data("C", 20, seed=3, teacher_logits=teacher[:300])  # the pool's alone
+        assets.few_label_data("B", 20, seed=3, teacher_logits=teacher[:300])  # the pool's alone
 
 
-def test_the_unlabelled_text_of_arms_c_and_d_holds_held_out_words_and_no_label_it_gives(monkeypatch, tokenizer):
+def test_the_unlabelled_text_of_arms_b_and_c_holds_held_out_words_and_no_label_it_gives(monkeypatch, tokenizer):
     """The text read without labels holds the sentences with a held-out word (never labelled: no
     gold label of theirs reaches an arm), and none of the labelled sentences."""
     train, text = _tiny_task(monkeypatch, tokenizer)
     held_out = set(tokenizer.convert_tokens_to_ids(sorted(data.held_out_words())))
     teacher = torch.randn(400, 2)
-    for arm in "CD":
+    for arm in "BC":
         sentences, _, rows = assets.few_label_data(arm, 20, seed=1, teacher_logits=teacher)
         unlabelled = [i for i in range(len(sentences.ids)) if i not in set(rows)]
         assert not set(rows) & set(unlabelled) and len(unlabelled) == 380
         with_held_out = [i for i in unlabelled if held_out & set(sentences.ids[i])]
         assert len(with_held_out) == 100 and set(with_held_out) == set(range(300, 400))  # all the text, only it
         assert not any(held_out & set(sentences.ids[i]) for i in rows)  # the labelled ones: the pool's
-        if arm == "C":
+        if arm == "B":
             assert all(sentences.labels[i] == -100 for i in unlabelled)
         else:  # the teacher's answers, whatever the gold labels
             assert [sentences.labels[i] for i in with_held_out] == teacher.argmax(-1).tolist()[300:]
     # and the draw never reaches the unlabelled text: every labelled row is one of the pool's
     for seed in range(20):
-        _, _, rows = assets.few_label_data("C", 50, seed=seed, teacher_logits=teacher)
+        _, _, rows = assets.few_label_data("B", 50, seed=seed, teacher_logits=teacher)
         assert max(rows) < 300
 
 

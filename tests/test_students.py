@@ -152,3 +152,54 @@ def test_student_from_teacher_wants_a_bert_mlm_teacher_with_bert_layer_norms():
         students.student_from_teacher(torch.nn.Linear(2, 2))
     with pytest.raises(ValueError, match="layer_norm_eps"):
         students.student_from_teacher(tiny_teacher(layer_norm_eps=1e-5))
+
+
+# --------------------------------------------------------------------------------------------
+# erase_words
+
+
+def test_erasing_words_redraws_only_their_rows_keeping_the_tie_and_the_scale():
+    teacher = tiny_teacher(vocab=200)
+    student = students.student_from_teacher(teacher, [0, 2])
+    before = {name: value.clone() for name, value in student.state_dict().items()}
+    erased = [5, 17, 42, 199]
+    students.erase_words(student, erased, seed=3)
+    table = student.distilbert.embeddings.word_embeddings.weight
+    assert student.vocab_projector.weight is table  # still one tensor: the output matrix moved with it
+    kept = [i for i in range(200) if i not in erased]
+    old = before["distilbert.embeddings.word_embeddings.weight"]
+    assert torch.equal(table[kept], old[kept]) and not torch.isclose(table[erased], old[erased]).any()
+    assert torch.equal(student.vocab_projector.bias, before["vocab_projector.bias"])  # the words' frequency stays
+    others = [name for name in before if "word_embeddings" not in name and name != "vocab_projector.weight"]
+    assert all(torch.equal(student.state_dict()[name], before[name]) for name in others)
+    # drawn like the other rows: per dimension, their mean and spread
+    many = students.student_from_teacher(tiny_teacher(vocab=2000), [0, 2])
+    rows = list(range(0, 2000, 2))
+    reference = many.distilbert.embeddings.word_embeddings.weight[1::2].detach().clone()
+    students.erase_words(many, rows, seed=0)
+    drawn = many.distilbert.embeddings.word_embeddings.weight[rows].detach()
+    torch.testing.assert_close(drawn.mean(0), reference.mean(0), atol=0.02, rtol=0)
+    torch.testing.assert_close(drawn.std(0), reference.std(0), atol=0.02, rtol=0.1)
+
+
+def test_erasing_is_seeded():
+    tables = []
+    for seed in (0, 0, 1):
+        student = students.student_from_teacher(tiny_teacher(vocab=60), [0])
+        students.erase_words(student, [3, 4], seed=seed)
+        tables.append(student.distilbert.embeddings.word_embeddings.weight.detach().clone())
+    assert torch.equal(tables[0], tables[1]) and not torch.equal(tables[0], tables[2])
+
+
+@pytest.mark.parametrize("ids, seed, error, match", [
+    ([], 0, ValueError, "distinct token ids between 0 and 59"),
+    ([3, 3], 0, ValueError, "distinct token ids"),
+    ([60], 0, ValueError, "between 0 and 59"),
+    ([-1], 0, ValueError, "between 0 and 59"),
+    ("kind", 0, TypeError, "expected token ids as a list of ints"),
+    ([3], 1.5, TypeError, "expected seed to be an int"),
+])
+def test_erasing_refuses_what_is_not_a_set_of_rows(ids, seed, error, match):
+    student = students.student_from_teacher(tiny_teacher(vocab=60), [0])
+    with pytest.raises(error, match=match):
+        students.erase_words(student, ids, seed=seed)

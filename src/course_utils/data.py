@@ -678,15 +678,28 @@ def sentiment_words() -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=None)
+def predicate_adjectives() -> tuple[str, ...]:
+    """Every evaluative adjective as it can stand after a degree adverb ("perfectly kind", "utterly
+    unkind"): each stem and, where it takes one, its un- form, sorted (40 stems, 53 forms)."""
+    return tuple(sorted({stem for stem, _, _ in _ADJECTIVES} | {"un" + stem for stem, _, un in _ADJECTIVES if un}))
+
+
+@functools.lru_cache(maxsize=None)
+def held_out_forms(family: str) -> frozenset[str]:
+    """The held-out forms of one family: ``"adjective"`` (each of :data:`HELD_OUT_ADJECTIVES` with its
+    un-, -ly and -ness forms) or ``"verb"`` (every form of each of :data:`HELD_OUT_VERBS`)."""
+    if family == "adjective":
+        takes_un = {stem: un for stem, _, un in _ADJECTIVES}
+        return frozenset().union(*(_adjective_forms(stem, takes_un[stem]) for stem in HELD_OUT_ADJECTIVES))
+    if family == "verb":
+        return frozenset().union(*(_verb_forms(verb) for verb in HELD_OUT_VERBS))
+    raise ValueError(f"expected family 'adjective' or 'verb', got {family!r}")
+
+
+@functools.lru_cache(maxsize=None)
 def held_out_words() -> frozenset[str]:
     """Every form of the held-out sentiment words (:data:`HELD_OUT_ADJECTIVES`, :data:`HELD_OUT_VERBS`)."""
-    takes_un = {stem: un for stem, _, un in _ADJECTIVES}
-    forms = set()
-    for stem in HELD_OUT_ADJECTIVES:
-        forms |= _adjective_forms(stem, takes_un[stem])
-    for verb in HELD_OUT_VERBS:
-        forms |= _verb_forms(verb)
-    return frozenset(forms)
+    return held_out_forms("adjective") | held_out_forms("verb")
 
 
 @functools.lru_cache(maxsize=None)

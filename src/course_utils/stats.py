@@ -1,11 +1,16 @@
-"""Comparing two arms of an experiment run with the same seeds: paired differences and their test.
+"""Comparing arms of an experiment run with the same seeds: paired differences, their tests and intervals.
 
 Two arms that share a seed share its random choices (labelled sentences, head, batch order, the
 student's pre-training), so the difference of each seed's pair removes what the seed does to
-both. :func:`paired` summarises those differences and applies the paired t-test (Student 1908):
-a difference is called real when ``|t| = |mean| / (std / sqrt(n))`` exceeds the two-sided 5%
-critical value of the t distribution with ``n - 1`` degrees of freedom. :func:`retention` pairs
-students with teachers the same way: what each student keeps of the teacher of its seed.
+both. :func:`paired` summarises those differences with the paired t-test (Student 1908): its
+two-sided p-value and the 95% t interval of the mean difference. Many tests at once are corrected
+with :func:`holm` (Holm 1979). "Adds nothing" is a claim of its own, tested by :func:`equivalence`
+(two one-sided t-tests against a margin, Schuirmann 1987): a difference that is not significant
+may still be too uncertain to rule out one larger than the margin. :func:`auc` says how well a
+score ranks two classes, and :func:`auc_chance_p` how often chance ranks them as well.
+:func:`retention` pairs students with teachers: what each student keeps of the teacher of its seed.
+
+The distributions are scipy's (``scipy.stats``); nothing here writes one by hand.
 """
 
 from __future__ import annotations
@@ -16,52 +21,155 @@ from typing import Sequence
 
 import numpy as np
 
-# Two-sided 5% critical values of Student's t distribution, t_{0.975}(df), for df = 1 ... 10
-# (tests/test_stats.py recomputes them by integrating the density).
-T_CRITICAL_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-                 9: 2.262, 10: 2.228}
+LEVEL = 0.95  # the intervals' coverage; tests are two-sided at 1 - LEVEL = 5%
+
+
+def _per_seed(a, b) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"expected two 1-D sequences of one value per seed, of the same length, got shapes "
+                         f"{a.shape} and {b.shape}")
+    if len(a) < 2:
+        raise ValueError(f"expected at least 2 seeds (a spread needs two), got {len(a)}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("expected finite values (an accuracy per seed), got nan or inf")
+    return a, b
 
 
 @dataclass(frozen=True)
 class Paired:
-    """The per-seed differences ``a - b`` of two arms: their mean, standard deviation (``n - 1``
-    in the denominator), count, t statistic and the critical value it is compared with."""
+    """The per-seed differences ``a - b`` of two arms: their mean, standard deviation (``n - 1`` in
+    the denominator), count, t statistic, the two-sided p-value of the paired t-test and the 95%
+    t interval ``(low, high)`` of the mean difference."""
 
     mean: float
     std: float
     n: int
     t: float
-    critical: float
+    p: float
+    interval: tuple[float, float]
 
     @property
     def significant(self) -> bool:
-        """True when the paired t-test rejects "no difference" at the two-sided 5% level."""
-        return abs(self.t) > self.critical
+        """True when the paired t-test rejects "no difference" at the two-sided 5% level (uncorrected:
+        several tests at once need :func:`holm`)."""
+        return self.p < 1 - LEVEL
 
     def __str__(self) -> str:
-        verdict = "real" if self.significant else "not beyond the seeds' noise"
-        return (f"{self.mean:+.4f} ± {self.std:.4f} (n = {self.n}, t = {self.t:.2f}, "
-                f"|t| > {self.critical:g} needed: {verdict})")
+        low, high = self.interval
+        return f"{self.mean:+.4f} (95% interval {low:+.4f} to {high:+.4f}; n = {self.n}, p = {self.p:.3g})"
 
 
 def paired(a: Sequence[float], b: Sequence[float]) -> Paired:
     """The paired comparison of ``a`` and ``b``, one value per seed each, in the same seed order."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.ndim != 1 or a.shape != b.shape:
-        raise ValueError(f"expected two 1-D sequences of one value per seed, of the same length, got shapes "
-                         f"{a.shape} and {b.shape}")
-    n = len(a)
-    if n - 1 not in T_CRITICAL_95:
-        raise ValueError(f"expected between 2 and {max(T_CRITICAL_95) + 1} seeds, got {n}")
-    if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        raise ValueError("expected finite values (an accuracy per seed), got nan or inf")
+    from scipy import stats as scipy_stats
+
+    a, b = _per_seed(a, b)
     differences = a - b
+    n = len(differences)
+    mean, std = float(differences.mean()), float(differences.std(ddof=1))
+    if std == 0:  # every seed moved by the same amount: no spread to test against
+        t = 0.0 if mean == 0 else math.copysign(math.inf, mean)
+        p = 1.0 if mean == 0 else 0.0
+        interval = (mean, mean)
+    else:
+        sem = std / math.sqrt(n)
+        t = mean / sem
+        p = float(2 * scipy_stats.t.sf(abs(t), df=n - 1))
+        half = float(scipy_stats.t.ppf(0.5 + LEVEL / 2, df=n - 1)) * sem
+        interval = (mean - half, mean + half)
+    return Paired(mean=mean, std=std, n=n, t=float(t), p=p, interval=interval)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of ``p_values`` (in their order): a test is rejected at level α
+    when its adjusted p-value is below α, which keeps the chance of any false rejection among them
+    at most α. The smallest p is multiplied by the number of tests ``m``, the next by ``m - 1``, ...,
+    each kept at least as large as the one before it and at most 1."""
+    p = np.asarray(p_values, dtype=float)
+    if p.ndim != 1 or len(p) == 0:
+        raise ValueError(f"expected a 1-D sequence of p-values, got shape {p.shape}")
+    if not (np.isfinite(p).all() and (p >= 0).all() and (p <= 1).all()):
+        raise ValueError(f"expected p-values in [0, 1], got {p.tolist()}")
+    order = np.argsort(p, kind="stable")
+    m = len(p)
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[index]))
+        adjusted[index] = running
+    return adjusted.tolist()
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Two one-sided paired t-tests of ``a - b`` against ``± margin``: ``p`` is the larger of their
+    p-values; below 5%, the difference is within the margin (the arms are equivalent to within it).
+    ``interval`` is the 90% t interval that the test's decision matches (inside the margins iff
+    ``p < 0.05``)."""
+
+    mean: float
+    margin: float
+    n: int
+    p: float
+    interval: tuple[float, float]
+
+    @property
+    def equivalent(self) -> bool:
+        """True when both one-sided tests reject at 5% (uncorrected)."""
+        return self.p < 1 - LEVEL
+
+
+def equivalence(a: Sequence[float], b: Sequence[float], margin: float) -> Equivalence:
+    """Whether the paired difference ``a - b`` lies within ``(-margin, +margin)``: TOST (Schuirmann 1987)."""
+    from scipy import stats as scipy_stats
+
+    if isinstance(margin, bool) or not isinstance(margin, (int, float, np.floating)) or not margin > 0:
+        raise ValueError(f"expected margin, the largest difference that counts as none, a positive number, "
+                         f"got {margin!r}")
+    a, b = _per_seed(a, b)
+    differences = a - b
+    n = len(differences)
     mean, std = float(differences.mean()), float(differences.std(ddof=1))
     if std == 0:
-        t = 0.0 if mean == 0 else math.copysign(math.inf, mean)
-    else:
-        t = mean / (std / math.sqrt(n))
-    return Paired(mean=mean, std=std, n=n, t=float(t), critical=T_CRITICAL_95[n - 1])
+        p = 0.0 if abs(mean) < margin else 1.0
+        return Equivalence(mean=mean, margin=float(margin), n=n, p=p, interval=(mean, mean))
+    sem = std / math.sqrt(n)
+    above_lower = float(scipy_stats.t.sf((mean + margin) / sem, df=n - 1))  # H0: mean <= -margin
+    below_upper = float(scipy_stats.t.cdf((mean - margin) / sem, df=n - 1))  # H0: mean >= +margin
+    half = float(scipy_stats.t.ppf(LEVEL, df=n - 1)) * sem  # the 90% interval
+    return Equivalence(mean=mean, margin=float(margin), n=n, p=max(above_lower, below_upper),
+                       interval=(mean - half, mean + half))
+
+
+def auc(scores: Sequence[float], labels: Sequence[int]) -> float:
+    """The area under the ROC curve: the chance that a random positive (label 1) scores above a
+    random negative (label 0), ties counting half. 1: the score ranks every positive first; 0.5: no
+    better than chance; 0: every negative first. ``scores`` and ``labels``: ``(N,)``."""
+    scores, labels = np.asarray(scores, dtype=float), np.asarray(labels)
+    if scores.ndim != 1 or scores.shape != labels.shape:
+        raise ValueError(f"expected one score per label, two 1-D sequences of the same length, got shapes "
+                         f"{scores.shape} and {labels.shape}")
+    if not np.isin(labels, (0, 1)).all() or not (labels == 1).any() or not (labels == 0).any():
+        raise ValueError(f"expected labels 0 and 1, each at least once, got {sorted(set(labels.tolist()))}")
+    if not np.isfinite(scores).all():
+        raise ValueError("expected finite scores, got nan or inf")
+    positive, negative = scores[labels == 1], scores[labels == 0]
+    above = (positive[:, None] > negative[None, :]).sum() + 0.5 * (positive[:, None] == negative[None, :]).sum()
+    return float(above / (len(positive) * len(negative)))
+
+
+def auc_chance_p(scores: Sequence[float], labels: Sequence[int]) -> float:
+    """The one-sided p-value of :func:`auc` under chance: how often a random assignment of the labels
+    ranks the positives at least this far above the negatives (the Mann-Whitney U test, exact for
+    small samples without ties; ``scipy.stats.mannwhitneyu``)."""
+    from scipy import stats as scipy_stats
+
+    auc(scores, labels)  # the same checks
+    scores, labels = np.asarray(scores, dtype=float), np.asarray(labels)
+    method = "exact" if len(np.unique(scores)) == len(scores) else "asymptotic"  # exact needs no ties
+    return float(scipy_stats.mannwhitneyu(scores[labels == 1], scores[labels == 0], alternative="greater",
+                                          method=method).pvalue)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ from the teacher: the same width, half the layers, "one layer out of two", and t
 embeddings and MLM head, as ``scripts/extract_distilbert.py`` of Hugging Face's distillation
 research code does. :func:`layer_map` picks the layers, :func:`student_config` sizes the student,
 :func:`student_from_teacher` copies the weights into a ``transformers.DistilBertForMaskedLM``,
-:func:`start_losses` measures what a choice of layers costs before any training.
+:func:`start_losses` measures what a choice of layers costs before any training, and
+:func:`erase_words` takes from a copy what it knows of some words (lesson 07's erased start).
 Training it is :mod:`course_utils.distill`'s job.
 """
 
@@ -21,7 +22,8 @@ from .validation import positive_int
 if TYPE_CHECKING:  # transformers is imported lazily
     import transformers
 
-__all__ = ["FOLDS", "PUBLISHED_LAYERS", "layer_map", "start_losses", "student_config", "student_from_teacher"]
+__all__ = ["FOLDS", "PUBLISHED_LAYERS", "erase_words", "layer_map", "start_losses", "student_config",
+           "student_from_teacher"]
 
 # The teacher layers that scripts/extract_distilbert.py copies from BERT-base (12 layers) into
 # DistilBERT's 6: not exactly one out of two (0, 2, 4, 6, 8, 10), the top layer is kept.
@@ -174,3 +176,35 @@ def start_losses(teacher, choices: Sequence[Sequence[int]], batch) -> dict[tuple
             out = student(input_ids=masked_ids, attention_mask=attention_mask, labels=labels)
             losses[tuple(int(i) for i in layers)] = out.loss.item()
     return losses
+
+
+def erase_words(student, token_ids: Sequence[int], seed: int) -> None:
+    """Re-draw, in place, the rows ``token_ids`` of ``student``'s word-embedding table ``(V, D)``:
+    what the copy knew of those words is gone, and nothing else changes.
+
+    Each erased row is drawn (with ``seed``) from a normal distribution with, in each of the ``D``
+    dimensions, the mean and spread of the table's other rows: a row as large as a trained one, so
+    the layers read a word there, but one that carries nothing learned (rows at the initial scale,
+    ``N(0, 0.02²)``, would be a tenth the size and all but vanish in the embeddings' LayerNorm).
+    The output matrix tied to the table (``vocab_projector``) changes with it, as one tensor; the
+    output bias of the erased words, their frequency, stays. ``student``: a ``DistilBertForMaskedLM``
+    (or any model with ``get_input_embeddings()``); ``token_ids``: distinct ids, each below ``V``.
+    """
+    import torch
+
+    table = student.get_input_embeddings().weight  # (V, D)
+    vocabulary = table.shape[0]
+    if isinstance(token_ids, (str, bytes)) or not hasattr(token_ids, "__iter__"):
+        raise TypeError(f"expected token ids as a list of ints, got {token_ids!r}")
+    ids = [int(i) for i in token_ids]
+    if not ids or len(set(ids)) != len(ids) or not all(0 <= i < vocabulary for i in ids):
+        raise ValueError(f"expected distinct token ids between 0 and {vocabulary - 1}, got {ids}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"expected seed to be an int, got {seed!r}")
+    kept = torch.ones(vocabulary, dtype=torch.bool)
+    kept[ids] = False
+    with torch.no_grad():
+        others = table[kept].double()
+        mean, spread = others.mean(0), others.std(0)  # (D,)
+        noise = torch.randn(len(ids), table.shape[1], generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+        table[ids] = (mean + spread * noise).to(table.dtype)

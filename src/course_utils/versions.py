@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository, when the package runs from a clone
-PACKAGES = ("numpy", "torch", "transformers", "tokenizers", "safetensors", "plotly", "ipywidgets", "tqdm")
+PACKAGES = ("numpy", "scipy", "torch", "transformers", "tokenizers", "safetensors", "plotly", "ipywidgets", "tqdm")
 # What Colab shipped through 2025: the Colab-like stack of `make compat` (Python 3.12).
 COLAB_2025 = {"transformers": "4.57.6", "numpy": "2.0.2", "plotly": "5.24.1", "ipywidgets": "8.1.5"}
 COLAB_PYTHON = "3.12"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import bundle, data, env, models, tokenization, training
+from .. import bundle, data, env, models, probes, tokenization, training
 from . import jobs as job_runner
 from . import require_checkout
 from .jobs import WORKERS, Job, worker_pool
@@ -48,9 +48,10 @@ REPRODUCIBILITY = (
     "other accuracies. What holds everywhere is what the lessons assert: their claims with their "
     "tolerances, not the bits."
 )
-MLM_ONLY = "no distillation (MLM only)"  # needs no teacher: trains beside the teacher's pre-training
+MLM_ONLY = "random, MLM only"  # needs no teacher: trains beside the teacher's pre-training
 # the students that read only the teacher's sizes, not its layers or outputs: they train beside its pre-training
 TEACHER_FREE = tuple(run for run in models.STUDENT_RUNS if not models.needs_teacher(run))
+BUDGET_CONTROL_JOB = f"student {models.BUDGET_CONTROL_NAME!r} seed {models.BUDGET_CONTROL['seed']}"
 
 
 def rebuild(stages=STAGES, progress: bool = True) -> dict:
@@ -71,8 +72,10 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
     Every fine-tuned classifier's entry holds its test accuracy in all, per kind and per slice
     (:func:`test_accuracies`); ``slices`` the slices' sizes and majority shares (:func:`slice_summary`);
     ``plateau_exits`` the check of :data:`course_utils.models.PLATEAU_RULE` (:func:`plateau_exits`).
-    ``timings_s`` holds each stage's time, the sum of its jobs' (two run at a time), and
-    ``rebuild_s`` the wall time of the last rebuild and its stages.
+    Each classifier's entry also holds ``right_test``, which test sentences it classified right
+    (:func:`course_utils.models.right_answers` reads it). ``timings_s`` holds each stage's time, the
+    sum of its jobs' (two run at a time), ``job_seconds`` each job's, and ``rebuild_s`` the wall time
+    of the last rebuild and its stages.
     """
     unknown = set(stages) - set(STAGES)
     if unknown:
@@ -94,6 +97,8 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
 
         with worker_pool() as pool:
             done = job_runner.run(planned, pool, on_done=report_progress)
+    result.setdefault("job_seconds", {})
+    result["job_seconds"].update({name: seconds for name, (_, seconds) in done.items()})
     for stage in stages:
         if stage == "tokenizer":
             continue
@@ -121,8 +126,8 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
 
 def plateau_exits(report: dict) -> dict:
     """The check of :data:`course_utils.models.PLATEAU_RULE` on ``report``'s fine-tuning runs of the
-    recipe: the teacher's (``teacher_fine_tuning_runs``), the main students' (``students``) and the
-    schedule study's (``plateau``, the bundled student), each with ``steps`` and ``plateau_end``
+    recipe: the teacher's (``teacher_fine_tuning_runs``), the study's students' (``students`` and
+    ``budget_control``) and the schedule study's (``plateau``, the bundled student), each with ``steps`` and ``plateau_end``
     (None: never left ln 2). Returns ``{"rule", "checked", "missed"}``: the rule, the number of runs
     checked and each run that misses it (its name, steps, plateau_end and limit). The few-label
     arms, which train from few labels, and the sweep, which tries other rates, are not checked."""
@@ -130,6 +135,8 @@ def plateau_exits(report: dict) -> dict:
         raise TypeError(f"expected the report's dict, got {type(report).__name__}")
     runs = [(f"teacher-sentiment seed {r['seed']}", r) for r in report.get("teacher_fine_tuning_runs", [])]
     runs += [(_student_job(r["run"], r["seed"]), r) for r in report.get("students", {}).get("runs", [])]
+    if "budget_control" in report:
+        runs.append((BUDGET_CONTROL_JOB, report["budget_control"]))
     runs += [(f"plateau {r['schedule']!r} seed {r['seed']}", r) for r in report.get("plateau", {}).get("runs", [])
              if r["schedule"] in models.PLATEAU_SCHEDULES]
     missed = []
@@ -150,7 +157,8 @@ def plan(stages, folder: str) -> list[Job]:
 
     ``folder`` receives the distilled students of every seed, which the few-label runs start from
     (trained by the students stage, or alone when only the few-label runs are asked; seed 0's is
-    the bundled one). A job loads what it needs from the bundle: a stage not rebuilt now is the bundled one.
+    the bundled one), and the logits of each few-label teacher, which label its seed's arms B and C.
+    A job loads what it needs from the bundle: a stage not rebuilt now is the bundled one.
     """
     jobs: list[Job] = []
     bundled_student = _student_job("distilled", models.STUDENT_SEEDS[0])
@@ -165,8 +173,9 @@ def plan(stages, folder: str) -> list[Job]:
 
     if "teacher" in stages:
         add("teacher", "teacher", _teacher)
-    # one thread beside the teacher, which needs only one: what does not need it
+    # one thread beside the teacher, which needs only one: what does not need it, the longest first
     if "students" in stages:
+        add(BUDGET_CONTROL_JOB, "students", _budget_control)
         for run in TEACHER_FREE:
             for seed in models.STUDENT_SEEDS:
                 add(_student_job(run, seed), "students", _student, (run, seed, None))
@@ -189,16 +198,16 @@ def plan(stages, folder: str) -> list[Job]:
     if "task-distillation" in stages:
         for n in models.LABELLED:
             for seed in models.TASK_SEEDS:
-                add(f"few-label {n} {models.FEW_LABEL_TEACHER!r} seed {seed}", "task-distillation",
+                add(_few_label_job(n, models.FEW_LABEL_TEACHER, seed), "task-distillation",
                     _task_distillation_run, (n, seed, models.FEW_LABEL_TEACHER, folder), after=["teacher"])
+    if "students" in stages:  # the other runs of the study, the slowest (the teacher's outputs) first
+        others = [run for run in models.STUDENT_RUNS if run != "distilled" and run not in TEACHER_FREE]
+        for run in sorted(others, key=_slowest_first):
+            for seed in models.STUDENT_SEEDS:
+                add(_student_job(run, seed), "students", _student, (run, seed, None), after=["teacher"])
     if "teacher-sentiment" in stages:
         for seed in models.TEACHER_SEEDS[1:]:
             add(_teacher_sentiment_job(seed), "teacher-sentiment", _teacher_sentiment, (seed,), after=["teacher"])
-    if "students" in stages:  # the other corners of the 2 x 2
-        for run in models.STUDENT_RUNS:
-            if run != "distilled" and run not in TEACHER_FREE:
-                for seed in models.STUDENT_SEEDS:
-                    add(_student_job(run, seed), "students", _student, (run, seed, None), after=["teacher"])
     if "plateau" in stages:
         for schedule in models.PLATEAU_SCHEDULES:
             for seed in models.PLATEAU_SEEDS:
@@ -211,15 +220,25 @@ def plan(stages, folder: str) -> list[Job]:
     if "task-distillation" in stages:
         for seed in models.TASK_SEEDS:
             student = _student_job("distilled", seed)
-            add(f"few-label all 'E' seed {seed}", "task-distillation", _task_distillation_run,
-                (len(data.sentiment_task("train")), seed, "E", folder), after=[student])  # the whole pool
             for n in models.LABELLED:
-                for arm in ("A", "B", "C", "D"):
-                    needs = [student] + ([bundled_teacher] if arm != "A" else [])
-                    add(f"few-label {n} {arm!r} seed {seed}", "task-distillation", _task_distillation_run,
+                for arm in ("A", "B", "C"):
+                    needs = [student] + ([_few_label_job(n, models.FEW_LABEL_TEACHER, seed)] if arm != "A" else [])
+                    add(_few_label_job(n, arm, seed), "task-distillation", _task_distillation_run,
                         (n, seed, arm, folder), after=needs)
     job_runner.check(jobs)  # each job after those it waits for
     return jobs
+
+
+def _slowest_first(run: str) -> int:
+    """0 for a run that reads the teacher's outputs, 1 for the masked-LM loss alone, 2 for no distillation."""
+    weights = models.STUDENT_RUNS[run][1]
+    if weights is None:
+        return 2
+    return 1 if weights.get("ce") == 0.0 and weights.get("cos") == 0.0 else 0
+
+
+def _few_label_job(labelled: int, arm: str, seed: int) -> str:
+    return f"few-label {labelled} {arm!r} seed {seed}"
 
 
 def _teacher_sentiment_job(seed: int) -> str:
@@ -286,14 +305,19 @@ def slice_summary() -> dict:
 
 def _assemble_students(results: dict) -> dict:
     runs = [results[_student_job(run, seed)] for run in models.STUDENT_RUNS for seed in models.STUDENT_SEEDS]
-    return {
+    students = {
         "layers": models.STUDENT_LAYERS,
+        "starts": dict(models.STUDENT_STARTS),
+        "losses": {name: None if weights is None else dict(weights) for name, weights in models.STUDENT_LOSSES.items()},
         "grid": {run: list(corner) for run, corner in models.STUDENT_GRID.items()},
+        "erased_words": sorted(data.held_out_words()),
         "distillation": dict(models.DISTILLATION),
         "fine_tuning": dict(models.STUDENT_FINE_TUNING),
         "seeds": list(models.STUDENT_SEEDS),
         "runs": runs,
     }
+    control = dict(results[BUDGET_CONTROL_JOB], name=models.BUDGET_CONTROL_NAME, recipe=dict(models.BUDGET_CONTROL))
+    return {"students": students, "budget_control": control}
 
 
 def _assemble_plateau(results: dict) -> dict:
@@ -314,6 +338,7 @@ def _assemble_task_distillation(results: dict) -> dict:
         "unlabelled_sentences": len(data.unlabelled_task_text()),
         "distillation": dict(models.TASK_DISTILLATION),
         "arms": {**models.TASK_ARMS, models.FEW_LABEL_TEACHER: models.FEW_LABEL_TEACHER},
+        "labelled_by": {"B": models.FEW_LABEL_TEACHER, "C": models.FEW_LABEL_TEACHER},
         "threads": 1,
         "workers": WORKERS,
         "runs": sorted(runs, key=lambda r: (r["labelled"], r["arm"], r["seed"])),
@@ -330,7 +355,7 @@ ASSEMBLE = {
     "task-distillation": _assemble_task_distillation,
 }
 # stage -> the report's key for what it builds (None: its keys are the report's)
-REPORT_KEYS = {"teacher": None, "teacher-sentiment": None, "students": "students", "sweep": "lr_sweep",
+REPORT_KEYS = {"teacher": None, "teacher-sentiment": None, "students": None, "sweep": "lr_sweep",
                "plateau": "plateau", "task-distillation": "task_distillation"}
 
 
@@ -415,14 +440,16 @@ def test_accuracies(right, groups: dict) -> dict:
 
 def _scores(classifier, curve=None) -> dict:
     """A fine-tuned classifier's report entry: test accuracy, in all, per kind of sentence and per
-    slice (:func:`test_accuracies`), and (given its loss ``curve``) the curve, its number of steps and
-    the step at which it left ln 2."""
+    slice (:func:`test_accuracies`), which sentences it got right (``right_test``,
+    :func:`course_utils.models.pack_right`), and (given its loss ``curve``) the curve, its number of
+    steps and the step at which it left ln 2."""
     import torch
 
     tokenizer, splits, groups = _task_data()
     with torch.inference_mode():  # one pass over the test sentences gives every number
         right = training.predict(classifier, splits["test"], tokenizer.pad_token_id) == np.array(splits["test"].labels)
     entry = test_accuracies(right, groups)
+    entry["right_test"] = models.pack_right(right)
     if curve is not None:
         entry.update(fine_tuning_loss_curve=curve, steps=len(curve), plateau_end=training.plateau_end(curve))
     return entry
@@ -445,6 +472,7 @@ def _teacher() -> dict:
             "mlm_accuracy_test": training.mlm_accuracy(teacher, splits["test"], tokenizer),
             "pretraining": dict(models.PRETRAINING),
             "mlm_loss_curve": history.losses["mlm"],
+            "teacher_probes": probes.probe(teacher, tokenizer),
         }
 
 
@@ -488,12 +516,12 @@ def _student_folder(folder: str, seed: int) -> Path:
 
 
 def _student(run: str, seed: int, save_to: str | None, fine_tune: bool = True) -> dict | None:
-    """One of lesson 07's students (``run``, ``seed``), then fine-tuned on sentiment: its report entry.
+    """One of lesson 07's students (``run``, ``seed``), then fine-tuned on sentiment: its report entry,
+    with its probes (:func:`course_utils.probes.probe`) at its start and after distillation.
 
     The distilled student of seed 0 and its sentiment copy are bundled; ``save_to``, a folder
     for the student itself (the few-label runs start from it). ``fine_tune=False``: train and save the student only.
     """
-    import torch
     from transformers import BertForMaskedLM
 
     tokenizer, splits = _worker_data()
@@ -501,23 +529,52 @@ def _student(run: str, seed: int, save_to: str | None, fine_tune: bool = True) -
         teacher = BertForMaskedLM(models.teacher_config(tokenizer))
     else:
         teacher = models.load_bundled("teacher")
+    start = models.student_start(models.STUDENT_GRID[run][0], seed, teacher, tokenizer) if fine_tune else None
     student, history = models.train_student(run, seed, teacher, tokenizer, splits["train"], progress=False)
     if save_to is not None:
         models.save(student, Path(save_to))
     if not fine_tune:
         return None
+    entry, classifier = _student_entry(start, student, history, seed)
+    if run == "distilled" and seed == models.STUDENT_SEEDS[0]:
+        models.save(student, models.BUNDLED["student"])
+        models.save(classifier, models.BUNDLED["student-sentiment"])
+    return {"run": run, "seed": seed, **entry}
+
+
+def _student_entry(start, student, history, seed: int) -> tuple[dict, object]:
+    """``(entry, classifier)``: a trained student's report entry (its probes at ``start`` and now, its
+    masked-word accuracy, its distillation losses, and the scores of its copy fine-tuned on sentiment
+    with ``seed``) and that fine-tuned copy."""
+    import torch
+
+    tokenizer, splits = _worker_data()
     _, task, _ = _task_data()
+    probed = {"start": probes.probe(start, tokenizer), "end": probes.probe(student, tokenizer)}
     classifier = _classifier_from(student, seed)
     fine_tuning = training.train_classifier(classifier, task["train"], tokenizer.pad_token_id, progress=False,
                                             **dict(models.STUDENT_FINE_TUNING, seed=seed))
     with torch.inference_mode():
         mlm_accuracy = training.mlm_accuracy(student.eval(), splits["test"], tokenizer)
-    entry = {"run": run, "seed": seed, "mlm_accuracy_test": mlm_accuracy, "losses": history.losses,
+    entry = {"mlm_accuracy_test": mlm_accuracy, "losses": history.losses, "probes": probed,
              **_scores(classifier.eval(), fine_tuning.losses["loss"])}
-    if run == "distilled" and seed == models.STUDENT_SEEDS[0]:
-        models.save(student, models.BUNDLED["student"])
-        models.save(classifier, models.BUNDLED["student-sentiment"])
-    return entry
+    return entry, classifier
+
+
+def _budget_control() -> dict:
+    """The budget control (:data:`course_utils.models.BUDGET_CONTROL`): a random start trained by the
+    masked-LM loss alone for the teacher's pre-training budget, then probed and fine-tuned as the
+    students are; it reads only the teacher's sizes, so it trains beside the teacher's pre-training."""
+    from transformers import BertForMaskedLM
+
+    tokenizer, splits = _worker_data()
+    sizes = BertForMaskedLM(models.teacher_config(tokenizer))  # never trained: only its sizes are read
+    seed = models.BUDGET_CONTROL["seed"]
+    start = models.student_start("random", seed, sizes, tokenizer)
+    student, history = models.train_student(MLM_ONLY, seed, sizes, tokenizer, splits["train"],
+                                            recipe=models.BUDGET_CONTROL, progress=False)
+    entry, _ = _student_entry(start, student, history, seed)
+    return {"run": MLM_ONLY, "seed": seed, **entry}
 
 
 def _sweep_run(lr: float, seed: int) -> dict:
@@ -573,26 +630,30 @@ KIND_CURVES = next(iter(models.PLATEAU_SCHEDULES))  # the recipe's schedule: its
 KIND_EVERY = 50  # steps between two measures of the per-kind accuracy in the schedule study
 
 
-@functools.cache
-def _teacher_logits():
-    """The bundled teacher-sentiment's logits ``(N, 2)`` for every sentence of the task's training
-    text, in the order of :func:`few_label_data`'s: the labelled pool, then the unlabelled text."""
+def task_text_logits(classifier):
+    """``classifier``'s logits ``(N, 2)`` for every sentence of the task's training text, in the order
+    of :func:`few_label_data`'s: the labelled pool, then the unlabelled text."""
     import torch
 
     tokenizer, splits, _ = _task_data()
-    teacher = models.load_bundled("teacher-sentiment")
     ids = splits["train"].ids + splits["unlabelled"].ids
     order = np.argsort([len(row) for row in ids], kind="stable")  # shortest first: little padding
+    classifier.eval()
     with torch.inference_mode():
-        logits = torch.cat([teacher(*training.pad([ids[j] for j in order[i:i + 256]], tokenizer.pad_token_id)).logits
+        logits = torch.cat([classifier(*training.pad([ids[j] for j in order[i:i + 256]], tokenizer.pad_token_id)).logits
                             for i in range(0, len(ids), 256)])
     return logits[torch.as_tensor(np.argsort(order))]  # back in the sentences' order
+
+
+def _labeller_file(folder: str, labelled: int, seed: int) -> Path:
+    """Where the few-label teacher of ``(labelled, seed)`` leaves its logits for the arms of its seed."""
+    return Path(folder) / f"few-label-teacher-{labelled}-{seed}.pt"
 
 
 def task_steps() -> int:
     """The few-label runs' steps, the same for every arm: :data:`course_utils.models.TASK_FINE_TUNING`'s
     epochs over the task's whole training text, the labelled pool and the unlabelled text (what arms C
-    and D read; see the note above :data:`course_utils.models.LABELLED`)."""
+    read; see the note above :data:`course_utils.models.LABELLED`)."""
     recipe = models.TASK_FINE_TUNING
     text = len(data.sentiment_task("train")) + len(data.unlabelled_task_text())
     return math.ceil(recipe["epochs"] * math.ceil(text / recipe["batch_size"]))
@@ -604,12 +665,11 @@ def few_label_data(arm: str, labelled: int, seed: int, teacher_logits=None):
     their labels; the unlabelled text is the pool's other sentences and the task's sentences holding a
     held-out word (``"unlabelled"``, whose gold labels are never read).
 
-    A: the labelled sentences; B: the same with the teacher's soft targets (Hinton's loss); C: the
-    pool and the unlabelled text, Hinton's loss on the labelled sentences and the teacher's soft
-    targets alone (``T²·KL``) on the others; D: the same sentences, the teacher's argmax as the label
-    of the unlabelled ones; E: every sentence of the pool with its own label. ``teacher_logits``:
-    ``(len(pool) + len(unlabelled), 2)``, the pool's rows first (:func:`_teacher_logits`), for B, C
-    and D. ``labelled rows`` are the indices of the labelled sentences in ``sentences``.
+    A: the labelled sentences; B: the pool and the unlabelled text, Hinton's loss on the labelled
+    sentences and the teacher's soft targets alone (``T²·KL``) on the others; C: the same sentences,
+    the teacher's argmax as the label of the unlabelled ones. ``teacher_logits``: ``(len(pool) + len(unlabelled), 2)``, the pool's rows first
+    (:func:`task_text_logits` of the teacher fine-tuned on the same labels), for B and C.
+    ``labelled rows`` are the indices of the labelled sentences in ``sentences``.
     """
     import torch
 
@@ -622,12 +682,8 @@ def few_label_data(arm: str, labelled: int, seed: int, teacher_logits=None):
     if isinstance(labelled, bool) or not isinstance(labelled, int) or not 1 <= labelled <= len(pool.ids):
         raise ValueError(f"expected a number of labels between 1 and the pool's {len(pool.ids)}, got {labelled!r}")
     chosen = np.sort(np.random.default_rng(seed).choice(len(pool.ids), size=labelled, replace=False))
-    if arm == "E":
-        return pool, None, chosen
-    if arm in ("A", "B"):
-        sentences = training.Encoded([pool.ids[i] for i in chosen], [pool.labels[i] for i in chosen])
-        objective = None if arm == "A" else distill.task_objective(teacher_logits[chosen], **models.TASK_DISTILLATION)
-        return sentences, objective, np.arange(labelled)
+    if arm == "A":
+        return training.Encoded([pool.ids[i] for i in chosen], [pool.labels[i] for i in chosen]), None, np.arange(labelled)
     ids = pool.ids + splits["unlabelled"].ids  # the whole text: the pool's rows first, as the teacher's logits
     known = np.zeros(len(ids), dtype=bool)
     known[chosen] = True
@@ -635,18 +691,20 @@ def few_label_data(arm: str, labelled: int, seed: int, teacher_logits=None):
     if teacher_logits is None or len(teacher_logits) != len(ids):
         raise ValueError(f"expected the teacher's logits for the {len(ids)} sentences of the pool and the "
                          f"unlabelled text, got {None if teacher_logits is None else len(teacher_logits)}")
-    if arm == "C":
+    if arm == "B":
         labels = [y if k else -100 for y, k in zip(gold, known)]
         objective = distill.task_objective(teacher_logits, labelled=torch.as_tensor(known), **models.TASK_DISTILLATION)
         return training.Encoded(ids, labels), objective, chosen
-    guesses = teacher_logits.argmax(-1).tolist()  # D
+    guesses = teacher_logits.argmax(-1).tolist()  # C
     return training.Encoded(ids, [y if k else g for y, k, g in zip(gold, known, guesses)]), None, chosen
 
 
 def _task_distillation_run(labelled: int, seed: int, arm: str, folder: str) -> dict:
     """One run of the few-label experiment: arm ``arm`` on ``labelled`` labels drawn with ``seed``,
     from the distilled student of ``seed`` (saved in ``folder`` by the students stage); the arm
-    :data:`course_utils.models.FEW_LABEL_TEACHER` fine-tunes the pre-trained teacher on the labels instead."""
+    :data:`course_utils.models.FEW_LABEL_TEACHER` fine-tunes the pre-trained teacher on the labels
+    instead, and leaves its logits over the task's text in ``folder`` for arms B and C of its seed."""
+    import torch
     from transformers import DistilBertForMaskedLM
 
     tokenizer, _, _ = _task_data()
@@ -655,7 +713,7 @@ def _task_distillation_run(labelled: int, seed: int, arm: str, folder: str) -> d
         sentences, objective, rows = few_label_data("A", labelled, seed)
         classifier = _teacher_classifier(seed)
     else:
-        logits = _teacher_logits() if arm in ("B", "C", "D") else None
+        logits = torch.load(_labeller_file(folder, labelled, seed)) if arm in ("B", "C") else None
         sentences, objective, rows = few_label_data(arm, labelled, seed, logits)
         student_folder = _student_folder(folder, seed)
         student = (DistilBertForMaskedLM.from_pretrained(str(student_folder)) if student_folder.exists()
@@ -665,8 +723,15 @@ def _task_distillation_run(labelled: int, seed: int, arm: str, folder: str) -> d
     history = training.train_classifier(classifier, sentences, pad_id, progress=False, objective=objective,
                                         steps=task_steps(), **dict(settings, seed=seed))
     seen = training.Encoded([sentences.ids[i] for i in rows], [sentences.labels[i] for i in rows])  # gold labels
-    return {"labelled": labelled, "arm": arm, "seed": seed, **_scores(classifier, history.losses["loss"]),
-            "accuracy_labelled": training.accuracy(classifier, seen, pad_id)}
+    entry = {"labelled": labelled, "arm": arm, "seed": seed, **_scores(classifier, history.losses["loss"]),
+             "accuracy_labelled": training.accuracy(classifier, seen, pad_id)}
+    if arm == models.FEW_LABEL_TEACHER:  # its labels of the task's text, for arms B and C
+        logits = task_text_logits(classifier)
+        torch.save(logits, _labeller_file(folder, labelled, seed))
+        pool = len(_task_data()[1]["train"].ids)
+        gold = torch.as_tensor(_task_data()[1]["train"].labels)
+        entry["labels_right_on_pool"] = float((logits[:pool].argmax(-1) == gold).double().mean())
+    return entry
 
 
 def main(argv: list[str] | None = None) -> int:

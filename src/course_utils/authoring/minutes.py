@@ -26,7 +26,9 @@ Machinery: a prose sentence is counted as **about the course's machinery** when 
 machines and checks that make the course reproducible (processors, kernels, instruction sets, bit for
 bit, threads, ``make`` targets, report.json, nbval, tests, tolerances, asserts) or the statistics of
 the course's own runs (seeds, paired tests, spreads). :data:`MACHINERY` lists the words. The welcome
-lesson's how-to-run steps (``make lab``, ``make book`` ...) are onboarding and do not count there.
+lesson's how-to-run steps (``make lab``, ``make book`` ...) are onboarding and do not count there;
+on a lab page the statistics of the runs are the page's subject and do not count either
+(:data:`LAB_MACHINERY`).
 """
 
 from __future__ import annotations
@@ -64,15 +66,20 @@ HIDDEN_INPUT = {"remove-input", "remove-cell", "hide-input", "hide-cell"}
 HIDDEN_OUTPUT = {"remove-output", "remove-cell", "hide-output", "hide-cell"}
 FIGURE_MIME = ("application/vnd.plotly.v1+json", "application/vnd.jupyter.widget-view+json", "image/png", "image/svg+xml")
 
-MACHINERY = re.compile(
-    r"\b(processors?|CPUs?|kernels?|instruction sets?|AVX\w*|SIMD|MKL|oneDNN|bit for bit|bit-identical|"
+# The machines and checks that make the course reproducible: machinery on every page.
+SETUP_WORDS = (
+    r"processors?|CPUs?|kernels?|instruction sets?|AVX\w*|SIMD|MKL|oneDNN|bit for bit|bit-identical|"
     r"last bits?|threads?\b(?! through)|thread counts?|make (?:assets|test|book|lessons|portability|compat|bench|"
     r"measure|minutes|lab|serve|pdf|handouts|notebooks|site|unit)|`make [a-z-]+`|report\.json|nbval|"
-    r"(?:unit |site |the |our |course.s )tests?|tested|pytest|tolerances?|asserts?|assertions?|"
-    r"seed(?:s|ed|ing)?|paired (?:t-)?tests?|paired differences?|t-tests?|spreads?|standard deviations?|"
-    r"confidence intervals?|CI)\b",
-    re.IGNORECASE,
+    r"(?:unit |site |the |our |course.s )tests?|tested|pytest|tolerances?|asserts?|assertions?"
 )
+# The statistics of the course's own runs: machinery on a lesson's main path, the subject of a lab page.
+RUN_STATISTICS_WORDS = (
+    r"seed(?:s|ed|ing)?|paired (?:t-)?tests?|paired differences?|t-tests?|spreads?|standard deviations?|"
+    r"confidence intervals?|CI"
+)
+MACHINERY = re.compile(rf"\b({SETUP_WORDS}|{RUN_STATISTICS_WORDS})\b", re.IGNORECASE)
+LAB_MACHINERY = re.compile(rf"\b({SETUP_WORDS})\b", re.IGNORECASE)
 ONBOARDING = re.compile(r"`?make (?:lab|book|serve|test|install)`?|\bkernel\b", re.IGNORECASE)
 
 
@@ -155,11 +162,12 @@ def sentences(prose: str) -> list[str]:
     return [p for p in pieces if WORD.search(p) and len(WORD.findall(p)) >= 3]
 
 
-def is_machinery(sentence: str, onboarding: bool = False) -> bool:
-    """Whether a sentence is about the course's machinery (see :data:`MACHINERY`)."""
+def is_machinery(sentence: str, onboarding: bool = False, lab: bool = False) -> bool:
+    """Whether a sentence is about the course's machinery (see :data:`MACHINERY`; on a lab page,
+    :data:`LAB_MACHINERY`: the statistics of the course's runs are what a lab page is about)."""
     if onboarding:
         sentence = ONBOARDING.sub(" ", sentence)
-    return bool(MACHINERY.search(sentence))
+    return bool((LAB_MACHINERY if lab else MACHINERY).search(sentence))
 
 
 def output_lines_and_figures(outputs: list) -> tuple[int, int]:
@@ -232,7 +240,7 @@ def content_of(text: str, notebook=None, page: str = "page") -> Content:
         figures=figures,
         exercises=exercises,
         sentences=len(all_sentences),
-        machinery_sentences=[s for s in all_sentences if is_machinery(s, onboarding)],
+        machinery_sentences=[s for s in all_sentences if is_machinery(s, onboarding, lab=page.endswith("_lab"))],
         stated=int(stated[0]) if len(stated) == 1 else None,
     )
 

@@ -18,12 +18,13 @@ module                  lesson  what it draws
 ``pattern_finder``      06      each attention head's behaviours (previous token, [CLS], ...)
 ``attention_explorer``  06      every head's attention map, live or kernel-free
 ``encoder``             06      one post-LN block as a residual stream; DistilBERT-base stage by stage, and what BERT-base adds
-``distillation``        07      a distribution softened by a temperature; its explorer
+``distillation``        07      a distribution softened by a temperature; its explorer; the student's copy of the
+                                teacher; where a start keeps the held-out words' polarity
 ======================  ======  =================================================================
 """
 
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
-from .distillation import entropy, softened, temperature_explorer, temperature_figure
+from .distillation import copy_figure, entropy, polarity_figure, softened, temperature_explorer, temperature_figure
 from .encoder import architecture_figure, block_figure
 from .masking import MASK_KINDS, mask_of_kind, mask_placement_figure, masked_attention_figure, masking_explorer
 from .pattern_finder import (
@@ -64,6 +65,7 @@ __all__ = [
     "attention_maps",
     "attention_samples",
     "average_behaviours",
+    "copy_figure",
     "embedding_plus_position_figure",
     "entropy",
     "head_behaviours",
@@ -76,6 +78,7 @@ __all__ = [
     "masked_attention_figure",
     "masking_explorer",
     "max_positions",
+    "polarity_figure",
     "positional_encoding_figure",
     "positional_explorer",
     "prepare_text",

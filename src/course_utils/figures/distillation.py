@@ -3,7 +3,9 @@
 :func:`softened` is ``softmax(logits / T)`` and :func:`entropy` its spread in nats;
 :func:`temperature_figure` draws the softened distribution of the top tokens against the model's
 own (``T = 1``); :func:`temperature_explorer` puts it behind a slider for ``T`` (a
-:class:`course_utils.widgets.Explorer`).
+:class:`course_utils.widgets.Explorer`). :func:`copy_figure` draws how a student is copied from its
+teacher (and what the study's erased start re-draws), :func:`polarity_figure` where a start keeps
+the polarity of the held-out words (its word table, its guesses).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ..attention import softmax
 from ..validation import positive_number
 from ..widgets import Explorer, Slider
 
-__all__ = ["entropy", "softened", "temperature_figure", "temperature_explorer"]
+__all__ = ["copy_figure", "entropy", "polarity_figure", "softened", "temperature_figure", "temperature_explorer"]
 
 
 def _check_logits_row(logits, labels: Sequence[str]) -> np.ndarray:
@@ -125,3 +127,113 @@ def temperature_explorer(
         raise ValueError(f"expected increasing temperatures, got {list(temperatures)}")
     draw = functools.partial(temperature_figure, row, list(labels), top_k=top_k)
     return Explorer(draw, [Slider("temperature", values, default=float(default), label="temperature T")])
+
+
+# --------------------------------------------------------------------------------------------
+# The study (lesson 07): what a copy of the teacher carries, and where
+
+
+def copy_figure(n_teacher: int, layers: Sequence[int], *, erased: int = 0) -> go.Figure:
+    """How a student is made from its teacher: two stacks of boxes, the teacher's (embeddings,
+    ``n_teacher`` layers, masked-LM head) and the student's (embeddings, ``len(layers)`` layers,
+    head), with an arrow from every part that is copied. Teacher layers that are not copied are
+    drawn dashed and say so (the difference reads without colour). ``erased``: the number of rows
+    of the embedding table re-drawn after the copy (lesson 07's erased start), said in the student's
+    embeddings box and drawn as a crossed arrow; 0 for the plain copy. One layout, two columns,
+    fits a phone."""
+    if isinstance(n_teacher, bool) or not isinstance(n_teacher, (int, np.integer)) or not 1 <= n_teacher <= 12:
+        raise ValueError(f"expected n_teacher, the teacher's number of layers, an int from 1 to 12, got {n_teacher!r}")
+    layers = [int(i) for i in layers]
+    if not layers or layers != sorted(set(layers)) or layers[0] < 0 or layers[-1] >= n_teacher:
+        raise ValueError(f"expected increasing teacher layers between 0 and {n_teacher - 1}, got {layers}")
+    if isinstance(erased, bool) or not isinstance(erased, (int, np.integer)) or erased < 0:
+        raise ValueError(f"expected erased, a number of rows, an int >= 0, got {erased!r}")
+    rows = n_teacher + 2  # embeddings, the layers, the head: from the bottom up
+    step = 1.0 / rows
+    y_of = {"embeddings": 0.5 * step, "head": (rows - 0.5) * step}
+    teacher_y = {i: (i + 1.5) * step for i in range(n_teacher)}
+    spacing = n_teacher / len(layers)
+    student_y = {j: (1 + 0.5 + (j + 0.5) * spacing - 0.5) * step for j in range(len(layers))}
+    fig = go.Figure()
+    copied_color, skipped_color = plots.color(0), plots.REFERENCE_COLOR
+
+    def box(x, y, text, *, color, dash="solid"):
+        fig.add_shape(type="rect", x0=x - 0.17, x1=x + 0.17, y0=y - 0.4 * step, y1=y + 0.4 * step,
+                      line=dict(color=color, width=2, dash=dash), fillcolor="rgba(0,0,0,0)")
+        fig.add_annotation(x=x, y=y, text=text, showarrow=False, font=dict(size=12))
+
+    def arrow(y0, y1, *, crossed=False):
+        fig.add_annotation(x=0.625, y=y1, ax=0.375, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+                           showarrow=True, arrowhead=2, arrowwidth=1.6, arrowcolor=copied_color)
+        if crossed:
+            fig.add_annotation(x=0.5, y=(y0 + y1) / 2, text="<b>✕</b>", showarrow=False, font=dict(size=14),
+                               bgcolor="white")
+
+    for x, name in ((0.2, "teacher"), (0.8, "student")):
+        fig.add_annotation(x=x, y=1.0 + 0.35 * step, text=f"<b>{name}</b>", showarrow=False, font=dict(size=13))
+    box(0.2, y_of["embeddings"], "embeddings<br>(words, positions)", color=copied_color)
+    box(0.2, y_of["head"], "masked-LM head", color=copied_color)
+    for i, y in teacher_y.items():
+        kept = i in layers
+        box(0.2, y, f"layer {i}" + ("" if kept else " <i>(not copied)</i>"),
+            color=copied_color if kept else skipped_color, dash="solid" if kept else "dash")
+    words = "embeddings<br>" + (f"({erased} words re-drawn)" if erased else "(a copy)")
+    box(0.8, y_of["embeddings"], words, color=copied_color)
+    box(0.8, y_of["head"], "masked-LM head<br>(a copy)", color=copied_color)
+    for j, y in student_y.items():
+        box(0.8, y, f"layer {j}<br>(teacher's {layers[j]})", color=copied_color)
+        arrow(teacher_y[layers[j]], y)
+    arrow(y_of["embeddings"], y_of["embeddings"], crossed=bool(erased))
+    arrow(y_of["head"], y_of["head"])
+    fig.update_xaxes(visible=False, range=[0, 1])
+    fig.update_yaxes(visible=False, range=[0, 1.0 + 0.7 * step])
+    title = f"A student of {len(layers)} layers from a teacher of {n_teacher}"
+    fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"), template=plots.TEMPLATE,
+                      height=90 + 48 * rows, margin=dict(l=6, r=6, t=50, b=6), showlegend=False, font=dict(size=12))
+    return fig
+
+
+def polarity_figure(starts: dict, words: Sequence[str], labels: Sequence[int]) -> go.Figure:
+    """Where a model keeps the polarity of words it never saw labelled, for each of its ``starts``:
+    ``{name: (direction (W,), preference (W,))}``, each word's row of the input table projected on the
+    adverbs' direction (:func:`course_utils.probes.adverb_direction`) and the model's
+    ``P(perfectly) / (P(perfectly) + P(utterly))`` before it (:func:`course_utils.probes.adverb_preference`).
+    ``words (W,)`` and ``labels (W,)`` (1 positive, 0 negative). Two panels, one above the other:
+    the table (each start's projections, scaled to its own largest) and the guesses; one row of
+    points per start, positive words as filled circles, negative ones as crosses (the shapes read
+    without colour). A start that knows the polarity puts its circles right of its crosses."""
+    from plotly.subplots import make_subplots
+
+    words, labels = list(words), np.asarray(labels)
+    if not starts or not words or labels.shape != (len(words),) or not np.isin(labels, (0, 1)).all():
+        raise ValueError(f"expected starts, words and one label 0 or 1 per word, got {len(starts)} starts, "
+                         f"{len(words)} words and labels of shape {labels.shape}")
+    names = list(starts)
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.28,
+                        subplot_titles=("<b>its word table</b>: along E[perfectly] − E[utterly]",
+                                        "<b>its guesses</b>: P(perfectly) / P(either)"))
+    for row, index in ((1, 0), (2, 1)):
+        for name in names:
+            values = np.asarray(starts[name][index], dtype=float)
+            if values.shape != (len(words),) or not np.isfinite(values).all():
+                raise ValueError(f"expected one finite value per word ({len(words)}) for {name!r}, got {values.shape}")
+            if index == 0:
+                values = values / np.abs(values).max()
+            for polarity, symbol, i in ((1, "circle", 0), (0, "x-thin-open", 5)):
+                chosen = labels == polarity
+                fig.add_trace(go.Scatter(
+                    x=plots.significant(values[chosen]), y=[name] * int(chosen.sum()), mode="markers",
+                    marker=dict(symbol=symbol, size=11, color=plots.color(i), line=dict(width=2, color=plots.color(i))),
+                    name="positive word" if polarity else "negative word", legendgroup=str(polarity),
+                    showlegend=(row, name) == (1, names[0]), text=[w for w, c in zip(words, chosen) if c],
+                    hovertemplate="%{text}: %{x}<extra></extra>"), row=row, col=1)
+    fig.update_xaxes(title_text="position, scaled (−1 to 1)", range=[-1.1, 1.1], row=1, col=1)
+    fig.update_xaxes(title_text="share of 'perfectly'", range=[-0.05, 1.05], row=2, col=1)
+    fig.update_annotations(selector=dict(text=None), font=dict(size=12))  # the panels' titles
+    for annotation in fig.layout.annotations:
+        annotation.update(x=0, xanchor="left", font=dict(size=12))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(title=dict(text="Does the start know the held-out adjectives?", x=0.02, xanchor="left"),
+                      template=plots.TEMPLATE, height=300 + 80 * len(names), margin=dict(l=10, r=20, t=90, b=50),
+                      font=dict(size=12), legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
+    return fig
