@@ -8,10 +8,15 @@ generic figure builders).
 ======================  ======  =================================================================
 module                  lesson  what it draws
 ======================  ======  =================================================================
-``rnn``                 01      the RNN's sequential steps against attention's one step
+``rnn``                 01      one LSTM step, box by box; a BiLSTM's states and its two readers;
+                                the RNN's sequential steps against attention's one step
 ``positional``          03      one position's sinusoidal encoding, in its table; its explorer;
                                 a token embedding plus position encodings, in two dimensions
-``self_attention``      04      one query's path, box by box; multi-head split, attend, merge;
+``boxes``               all     box diagrams drawn from the numbers (the house style)
+``rotation``            03, 09  a sinusoidal pair moved k positions on; RoPE's query and key
+                                turned by their positions
+``self_attention``      04      the soft search in the plane of the keys; one query's path, box
+                                by box; multi-head split, attend, merge;
                                 one query's scores, weights and output; the query explorer;
                                 where each token reads from (attention as information flow)
 ``masking``             05      scores before and after a padding or causal mask; its explorer
@@ -41,7 +46,8 @@ from .pattern_finder import (
     uniform_behaviours,
 )
 from .positional import embedding_plus_position_figure, positional_encoding_figure, positional_explorer
-from .rnn import sequential_steps_figure
+from .rotation import position_shift_figure, rope_pair_figure, rope_pair_numbers
+from .rnn import bilstm_states_figure, lstm_cell_figure, lstm_cell_numbers, sequential_steps_figure
 from .self_attention import (
     attention_flow,
     multi_head_figure,
@@ -50,6 +56,8 @@ from .self_attention import (
     qkv_token_figure,
     query_path_figure,
     query_path_numbers,
+    soft_search_figure,
+    soft_search_numbers,
 )
 
 __all__ = [
@@ -60,6 +68,7 @@ __all__ = [
     "RankedHead",
     "architecture_figure",
     "block_figure",
+    "bilstm_states_figure",
     "attention_flow",
     "attention_maps",
     "attention_samples",
@@ -73,18 +82,25 @@ __all__ = [
     "mask_placement_figure",
     "multi_head_figure",
     "multi_head_numbers",
+    "lstm_cell_figure",
+    "lstm_cell_numbers",
     "masked_attention_figure",
     "masking_explorer",
     "max_positions",
     "positional_encoding_figure",
     "positional_explorer",
+    "position_shift_figure",
     "prepare_text",
     "qkv_explorer",
     "qkv_token_figure",
     "query_path_figure",
     "query_path_numbers",
     "rank_heads",
+    "rope_pair_figure",
+    "rope_pair_numbers",
     "sequential_steps_figure",
+    "soft_search_figure",
+    "soft_search_numbers",
     "softened",
     "strongest_behaviour",
     "temperature_explorer",
