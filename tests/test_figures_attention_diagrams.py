@@ -142,3 +142,43 @@ def test_the_numbers_helpers_agree_with_the_package():
 def test_bad_inputs_get_clear_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --------------------------------------------------------------------------------------------
+# The soft search in the plane of the keys
+
+STORE_KEYS = np.array([[3.0, 0.0], [2.5, 0.5], [0.0, 3.0]])
+STORE_VALUES = np.array([[4.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
+STORE_QUERIES = {"an animal": np.array([1.0, 0.0]), "a bit of both": np.array([0.6, 0.4])}
+
+
+def test_the_soft_search_draws_each_querys_weights_at_the_keys_and_what_it_gets_back():
+    fig = figures.soft_search_figure(STORE_KEYS, STORE_VALUES, ["cat", "dog", "car"], STORE_QUERIES)
+    notes = fig.layout.annotations
+    arrows = [a for a in notes if a.showarrow]
+    tips = np.array([(a.x, a.y) for a in arrows])
+    np.testing.assert_allclose(tips, np.concatenate([STORE_KEYS, list(STORE_QUERIES.values())]))
+    weights = np.array([attention.softmax(STORE_KEYS @ q) for q in STORE_QUERIES.values()])  # (2 queries, 3 keys)
+    for j, item in enumerate(["cat", "dog", "car"]):
+        (label,) = [a.text for a in notes if a.text.startswith(f"<b>key: {item}</b>")]
+        close(numbers(label), weights[:, j])  # w1, then w2
+    (got,) = [a.text for a in notes if a.text.startswith("weights w")]
+    outputs = weights @ STORE_VALUES  # (2, 2): legs, wheels
+    drawn = [float(n.replace("−", "-")) for n in re.findall(r"−?\d+\.\d", got.split("<br>", 1)[1])]
+    np.testing.assert_allclose(drawn, np.round(outputs.ravel(), 1), atol=0.051)
+    assert fig.layout.yaxis.scaleanchor == "x"  # one scale: the angles are true
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: figures.soft_search_figure(STORE_KEYS[:, :1], STORE_VALUES, ["a", "b", "c"], STORE_QUERIES), r"keys \(N, 2\)"),
+        (lambda: figures.soft_search_figure(STORE_KEYS, STORE_VALUES, ["a", "b"], STORE_QUERIES), "one item name per key"),
+        (lambda: figures.soft_search_figure(STORE_KEYS, STORE_VALUES, ["a", "b", "c"], {}), "non-empty dict"),
+        (lambda: figures.soft_search_figure(STORE_KEYS, STORE_VALUES, ["a", "b", "c"], {"q": [1, 2, 3]}), r"shape \(2,\)"),
+        (lambda: figures.soft_search_figure(STORE_KEYS, STORE_VALUES, list("abc"), STORE_QUERIES, value_names=["x"]), "one value name"),
+    ],
+)
+def test_the_soft_search_refuses_bad_inputs(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

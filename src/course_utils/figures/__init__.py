@@ -10,6 +10,8 @@ module                  lesson  what it draws
 ======================  ======  =================================================================
 ``rnn``                 01      one LSTM step, box by box; a BiLSTM's states and its two readers;
                                 the RNN's sequential steps against attention's one step
+``tokens``              02      WordPiece's greedy split; a lookup as one-hot × table; the rows a
+                                step's gradient moves
 ``positional``          03      one position's sinusoidal encoding, in its table; its explorer;
                                 a token embedding plus position encodings, in two dimensions
 ``boxes``               all     box diagrams drawn from the numbers (the house style)
@@ -19,18 +21,32 @@ module                  lesson  what it draws
                                 by box; multi-head split, attend, merge;
                                 one query's scores, weights and output; the query explorer;
                                 where each token reads from (attention as information flow)
-``masking``             05      scores before and after a padding or causal mask; its explorer
+``masking``             05      scores before and after a padding or causal mask; its explorer;
+                                a padding mask broadcast against the scores; the masks of an
+                                encoder, a decoder and an encoder–decoder side by side
+``mlm``                 05      one sentence through BERT's 15% and 80/10/10 masking
 ``pattern_finder``      06      each attention head's behaviours (previous token, [CLS], ...)
 ``attention_explorer``  06      every head's attention map, live or kernel-free
 ``encoder``             06      one post-LN block as a residual stream; DistilBERT-base stage by stage, and what BERT-base adds
 ``distillation``        07      a distribution softened by a temperature; its explorer
+``since_distilbert``    09      a KV cache growing; query heads sharing key/value heads; the
+                                online softmax's blocks and running maximum
 ======================  ======  =================================================================
 """
 
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
 from .distillation import entropy, softened, temperature_explorer, temperature_figure
 from .encoder import architecture_figure, block_figure
-from .masking import MASK_KINDS, mask_of_kind, mask_placement_figure, masked_attention_figure, masking_explorer
+from .masking import (
+    MASK_KINDS,
+    mask_broadcast_figure,
+    mask_of_kind,
+    mask_placement_figure,
+    masked_attention_figure,
+    masking_explorer,
+    model_masks_figure,
+)
+from .mlm import MLM_OUTCOMES, mlm_figure, mlm_outcomes
 from .pattern_finder import (
     BEHAVIOURS,
     PreparedText,
@@ -46,6 +62,8 @@ from .pattern_finder import (
     uniform_behaviours,
 )
 from .positional import embedding_plus_position_figure, positional_encoding_figure, positional_explorer
+from .since_distilbert import kv_cache_figure, kv_sharing_figure, online_softmax_figure
+from .tokens import embedding_lookup_figure, gradient_rows_figure, wordpiece_figure
 from .rotation import position_shift_figure, rope_pair_figure, rope_pair_numbers
 from .rnn import bilstm_states_figure, lstm_cell_figure, lstm_cell_numbers, sequential_steps_figure
 from .self_attention import (
@@ -63,6 +81,7 @@ from .self_attention import (
 __all__ = [
     "BEHAVIOURS",
     "MASK_KINDS",
+    "MLM_OUTCOMES",
     "AttentionExplorer",
     "PreparedText",
     "RankedHead",
@@ -73,20 +92,29 @@ __all__ = [
     "attention_maps",
     "attention_samples",
     "average_behaviours",
+    "embedding_lookup_figure",
     "embedding_plus_position_figure",
     "entropy",
+    "gradient_rows_figure",
     "head_behaviours",
     "head_figure",
     "heads_figure",
+    "mask_broadcast_figure",
     "mask_of_kind",
     "mask_placement_figure",
     "multi_head_figure",
     "multi_head_numbers",
+    "kv_cache_figure",
+    "kv_sharing_figure",
     "lstm_cell_figure",
     "lstm_cell_numbers",
     "masked_attention_figure",
     "masking_explorer",
     "max_positions",
+    "mlm_figure",
+    "mlm_outcomes",
+    "model_masks_figure",
+    "online_softmax_figure",
     "positional_encoding_figure",
     "positional_explorer",
     "position_shift_figure",
@@ -106,4 +134,5 @@ __all__ = [
     "temperature_explorer",
     "temperature_figure",
     "uniform_behaviours",
+    "wordpiece_figure",
 ]

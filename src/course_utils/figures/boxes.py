@@ -35,6 +35,7 @@ __all__ = [
     "number",
     "row",
     "rows_layout",
+    "snake_rows",
     "vector",
 ]
 
@@ -163,6 +164,15 @@ def rows_layout(texts: Sequence[str], rows: Sequence[Sequence[int]], design_px: 
         xaxis=dict(visible=False, range=[0, design_px], fixedrange=True),
         yaxis=dict(visible=False, range=[plot_height, -2], fixedrange=True),
     )
+
+
+def snake_rows(n: int, per_row: int = 2) -> list[list[int]]:
+    """Boxes ``0 .. n-1`` in rows of ``per_row``, read as a snake: left to right, then right to
+    left under it, and so on, so that each box's arrow to the next is short (``[[0, 1], [3, 2], [4]]``)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1 or not isinstance(per_row, int) or per_row < 1:
+        raise ValueError(f"expected positive integers n and per_row, got {n!r} and {per_row!r}")
+    rows = [list(range(start, min(start + per_row, n))) for start in range(0, n, per_row)]
+    return [row if r % 2 == 0 else row[::-1] for r, row in enumerate(rows)]
 
 
 def box_diagram(texts: Sequence[str], *, title: str, wide_rows: Sequence[Sequence[int]],
