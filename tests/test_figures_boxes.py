@@ -84,3 +84,11 @@ def test_one_column_serves_every_width_and_arrows_may_point_up():
 def test_bad_layouts_get_clear_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_snakes_read_right_then_left_and_narrow_to_what_fits():
+    assert boxes.snake_rows(5) == [[0, 1], [3, 2], [4]]
+    assert boxes.snake_rows(3, 3) == [[0, 1, 2]]
+    short, wide = ["a" * 20] * 3, ["a" * 60] * 3
+    assert boxes.snake_that_fits(short) == [[0, 1], [2]]
+    assert boxes.snake_that_fits(wide) == [[0], [1], [2]]  # two of them would not fit 640 px

@@ -36,6 +36,7 @@ __all__ = [
     "row",
     "rows_layout",
     "snake_rows",
+    "snake_that_fits",
     "vector",
 ]
 
@@ -173,6 +174,17 @@ def snake_rows(n: int, per_row: int = 2) -> list[list[int]]:
         raise ValueError(f"expected positive integers n and per_row, got {n!r} and {per_row!r}")
     rows = [list(range(start, min(start + per_row, n))) for start in range(0, n, per_row)]
     return [row if r % 2 == 0 else row[::-1] for r, row in enumerate(rows)]
+
+
+def snake_that_fits(texts: Sequence[str], per_row: int = 2, design_px: float = WIDE_DESIGN_PX) -> list[list[int]]:
+    """:func:`snake_rows` of ``texts``' boxes, ``per_row`` a row, or fewer when a row would not fit
+    ``design_px`` (down to one box a row: one column)."""
+    for n in range(per_row, 0, -1):
+        rows = snake_rows(len(texts), n)
+        widths = [sum(box_size(texts[i])[0] for i in row) + GAP_PX * (len(row) - 1) for row in rows]
+        if n == 1 or max(widths) <= design_px:
+            return rows
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def box_diagram(texts: Sequence[str], *, title: str, wide_rows: Sequence[Sequence[int]],

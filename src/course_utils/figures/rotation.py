@@ -163,7 +163,9 @@ def rope_pair_figure(query, key, positions: Sequence[tuple[int, int]], pair: int
             fig.add_annotation(x=tip[0], y=tip[1], ax=0, ay=0, xref=f"x{axis}", yref=f"y{axis}", axref=f"x{axis}",
                                ayref=f"y{axis}", text="", showarrow=True, arrowhead=3, arrowsize=1.3, arrowwidth=2.5,
                                arrowcolor=colour)  # fmt: skip
-            _label(fig, vector * 1.12, text, colour, xref=f"x{axis}", yref=f"y{axis}")
+            away = vector / (np.linalg.norm(vector) or 1.0)  # the label beyond the tip, anchored away from it
+            anchor = ("left" if away[0] >= 0 else "right", "bottom" if away[1] >= 0 else "top")
+            _label(fig, vector + 0.06 * reach * away, text, colour, anchor, xref=f"x{axis}", yref=f"y{axis}")
         start = float(np.arctan2(q[1], q[0]))
         radius = 0.3 * reach
         fig.add_trace(_arc(start, float(between), radius, plots.color(2), f"angle between: {between:.2f} rad"),

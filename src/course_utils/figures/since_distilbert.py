@@ -28,7 +28,7 @@ def kv_cache_figure(tokens: Sequence[str], prompt_length: int, config) -> go.Fig
     head width give the shapes). One box per step: what the step reads, the shape of the new
     queries, keys and values, the cache of every layer after it, ``(B, H_kv, t, d)``, its keys by
     token (the new ones in bold), and what the new token's query attends over. Two boxes a row on
-    a laptop (a snake), one column on a phone.
+    a laptop (a snake) where they fit, one column on a phone.
     """
     tokens = [str(t) for t in tokens]
     prompt_length = positive_int("prompt_length", prompt_length)
@@ -56,7 +56,7 @@ def kv_cache_figure(tokens: Sequence[str], prompt_length: int, config) -> go.Fig
             f"k, v of: {cached}<br>{attends}"
         )
     title = f"A KV cache grows by one key and one value a token: {L} layers × {H_kv} heads × {d} numbers each"
-    return boxes.box_diagram(texts, title=title, wide_rows=boxes.snake_rows(len(texts)))
+    return boxes.box_diagram(texts, title=title, wide_rows=boxes.snake_that_fits(texts))
 
 
 def kv_sharing_figure(n_heads: int, kv_head_counts: Sequence[int]) -> go.Figure:

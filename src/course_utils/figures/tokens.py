@@ -36,7 +36,7 @@ def wordpiece_figure(word: str, steps: Sequence[WordPieceStep]) -> go.Figure:
     where the step starts (``glo|rbiting``: what is done, then the rest), the candidates it tried
     and dropped, longest first (the first, the last and their number), and the piece it kept,
     the longest candidate in the vocabulary; the last box lists the pieces. Laptops get two boxes a
-    row (read in a snake: right, down, left, down, ...), phones one column.
+    row where they fit (read in a snake: right, down, left, down, ...), phones one column.
     """
     if not isinstance(word, str) or not word:
         raise ValueError(f"expected the word split, a non-empty string, got {word!r}")
@@ -58,7 +58,7 @@ def wordpiece_figure(word: str, steps: Sequence[WordPieceStep]) -> go.Figure:
     texts.append(f"<b>pieces</b> of {html.escape(word)}:<br>" + " ".join(f"<b>{html.escape(p)}</b>" for p in pieces))
     n = len(texts)
     title = f"WordPiece splits “{html.escape(word)}”: at each step, the longest piece in the vocabulary"
-    return boxes.box_diagram(texts, title=title, wide_rows=boxes.snake_rows(n))
+    return boxes.box_diagram(texts, title=title, wide_rows=boxes.snake_that_fits(texts))
 
 
 def embedding_lookup_figure(table, tokens: Sequence[str], token: int) -> go.Figure:
