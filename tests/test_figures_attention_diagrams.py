@@ -14,7 +14,8 @@ import torch
 
 from course_utils import attention, figures, positional
 from course_utils.data import running_example
-from course_utils.figures import self_attention as sa
+from course_utils.figures import boxes as sa
+from tests.test_figures_boxes import assert_fits
 
 EXAMPLE = running_example()
 TOKENS = list(EXAMPLE.tokens)
@@ -68,23 +69,6 @@ def test_the_weights_carry_bars_that_read_without_colour():
         assert line.count("█") == round(10 * weight)
 
 
-def _row_fits(layout, design_px):
-    """Every box lies inside the x range, and no two boxes of one row overlap (by the builder's
-    own size model, which tests/site measure in the browser)."""
-    placed = []
-    for a in layout["annotations"]:
-        if a.get("showarrow"):
-            continue
-        width, height = sa._box_size(a["text"])
-        left, right = a["x"] - width / 2, a["x"] + width / 2
-        assert 0 <= left and right <= design_px, (left, right)
-        placed.append((left, right, a["y"], a["y"] + height))
-    for i, (l0, r0, t0, b0) in enumerate(placed):
-        for l1, r1, t1, b1 in placed[i + 1:]:
-            assert r0 <= l1 or r1 <= l0 or b0 <= t1 or b1 <= t0, "two boxes overlap"
-    assert layout["yaxis"]["range"][0] >= max(b for *_, b in placed)
-
-
 def test_the_query_path_has_a_one_column_layout_for_phones():
     fig = figures.query_path_figure(X, W_Q, W_K, W_V, TOKENS, LOVE)
     wide = fig.to_plotly_json()["layout"]
@@ -93,8 +77,8 @@ def test_the_query_path_has_a_one_column_layout_for_phones():
     assert len(arrows(narrow)) == len(arrows(wide)) == 4
     assert len({a["x"] for a in narrow["annotations"] if not a.get("showarrow")}) == 1  # one column
     assert narrow["height"] > wide["height"]
-    _row_fits(wide, sa.WIDE_DESIGN_PX)
-    _row_fits(narrow, sa.NARROW_DESIGN_PX)
+    assert_fits(wide, sa.WIDE_DESIGN_PX)
+    assert_fits(narrow, sa.NARROW_DESIGN_PX)
     assert sa.NARROW_DESIGN_PX <= 340  # a 390 px phone leaves a figure about 340 px
     assert fig.layout.title.text == "One query's path through self-attention: “love”"
 
@@ -102,24 +86,27 @@ def test_the_query_path_has_a_one_column_layout_for_phones():
 @pytest.mark.parametrize("query", [0, LOVE, 4])
 def test_the_multi_head_figure_draws_the_numbers_of_torch_multihead_attention(query):
     params = attention.AttentionParams.random(4, seed=4)
-    fig = figures.multi_head_figure(X, params, 2, TOKENS, query)
+    fig = figures.multi_head_figure(X, params, 2, TOKENS, query, batch=2)
     layout = fig.to_plotly_json()["layout"]
     project, head0, head1, merge, output = boxes(layout)
     layer = params.to_torch_multihead(n_heads=2)  # float64, batch_first
     x = torch.from_numpy(X)[None]
     with torch.no_grad():
         torch_output, torch_weights = layer(x, x, x, need_weights=True, average_attn_weights=False)
-    q = X @ params.W_q + params.b_q
-    close(numbers(project), q[query])
+    q = X @ params.W_q + params.b_q  # (T, D)
+    close(numbers(project), q)  # every token's row, cut into the heads' pieces
+    assert "(B, T, H, D/H) = (2, 5, 2, 2)" in project and "(B, H, T, D/H) = (2, 2, 5, 2)" in project
+    heads = attention.split_heads(q[None], 2)[0]  # (H, T, d_head): the package's split
     for h, box in enumerate([head0, head1]):
         drawn = numbers(box)
-        close(drawn[:2], q[query, 2 * h:2 * h + 2])
-        close(drawn[2:7], torch_weights[0, h, query].numpy())
+        close(drawn[:10], heads[h])  # the head's (T, D/H) slice of the queries
+        close(drawn[10:15], torch_weights[0, h, query].numpy())
     concatenated = np.concatenate([numbers(head0)[-2:], numbers(head1)[-2:]])
     close(numbers(merge), concatenated)
+    assert "(B, T, D) = (2, 5, 4)" in merge
     close(numbers(output)[-4:], torch_output[0, query].numpy())
     assert len(arrows(layout)) == 2 + 2 + 1  # split into both heads, both into the merge, then W_o
-    _row_fits(layout, sa.NARROW_DESIGN_PX)
+    assert_fits(layout, sa.NARROW_DESIGN_PX)
 
 
 def test_the_numbers_helpers_agree_with_the_package():
@@ -153,5 +140,45 @@ def test_the_numbers_helpers_agree_with_the_package():
     ],
 )
 def test_bad_inputs_get_clear_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# --------------------------------------------------------------------------------------------
+# The soft search in the plane of the keys
+
+STORE_KEYS = np.array([[3.0, 0.0], [2.5, 0.5], [0.0, 3.0]])
+STORE_VALUES = np.array([[4.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
+STORE_QUERIES = {"an animal": np.array([1.0, 0.0]), "a bit of both": np.array([0.6, 0.4])}
+
+
+def test_the_soft_search_draws_each_querys_weights_at_the_keys_and_what_it_gets_back():
+    fig = figures.soft_search_figure(STORE_KEYS, STORE_VALUES, ["cat", "dog", "car"], STORE_QUERIES)
+    notes = fig.layout.annotations
+    arrows = [a for a in notes if a.showarrow]
+    tips = np.array([(a.x, a.y) for a in arrows])
+    np.testing.assert_allclose(tips, np.concatenate([STORE_KEYS, list(STORE_QUERIES.values())]))
+    weights = np.array([attention.softmax(STORE_KEYS @ q) for q in STORE_QUERIES.values()])  # (2 queries, 3 keys)
+    for j, item in enumerate(["cat", "dog", "car"]):
+        (label,) = [a.text for a in notes if a.text.startswith(f"<b>key: {item}</b>")]
+        close(numbers(label), weights[:, j])  # w1, then w2
+    (got,) = [a.text for a in notes if a.text.startswith("weights w")]
+    outputs = weights @ STORE_VALUES  # (2, 2): legs, wheels
+    drawn = [float(n.replace("−", "-")) for n in re.findall(r"−?\d+\.\d", got.split("<br>", 1)[1])]
+    np.testing.assert_allclose(drawn, np.round(outputs.ravel(), 1), atol=0.051)
+    assert fig.layout.yaxis.scaleanchor == "x"  # one scale: the angles are true
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: figures.soft_search_figure(STORE_KEYS[:, :1], STORE_VALUES, ["a", "b", "c"], STORE_QUERIES), r"keys \(N, 2\)"),
+        (lambda: figures.soft_search_figure(STORE_KEYS, STORE_VALUES, ["a", "b"], STORE_QUERIES), "one item name per key"),
+        (lambda: figures.soft_search_figure(STORE_KEYS, STORE_VALUES, ["a", "b", "c"], {}), "non-empty dict"),
+        (lambda: figures.soft_search_figure(STORE_KEYS, STORE_VALUES, ["a", "b", "c"], {"q": [1, 2, 3]}), r"shape \(2,\)"),
+        (lambda: figures.soft_search_figure(STORE_KEYS, STORE_VALUES, list("abc"), STORE_QUERIES, value_names=["x"]), "one value name"),
+    ],
+)
+def test_the_soft_search_refuses_bad_inputs(call, message):
     with pytest.raises(ValueError, match=message):
         call()

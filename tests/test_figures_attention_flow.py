@@ -84,9 +84,10 @@ def test_any_softmax_output_draws_top_k_lines_per_query(t_q, t_k, seed, data):
     )
     found = edges(fig)
     assert len(found) == t_q * top_k
+    shown = plots.significant(weights)  # the figure ranks the weights it shows: two that round alike tie
     for i in range(t_q):  # the drawn keys hold the top_k largest weights of the row
-        drawn = sorted(weights[i, [j for q, j, _ in found if q == i]])
-        assert drawn == pytest.approx(sorted(weights[i])[-top_k:])
+        drawn = sorted(shown[i, [j for q, j, _ in found if q == i]])
+        assert drawn == sorted(shown[i])[-top_k:]
 
 
 @pytest.mark.parametrize(

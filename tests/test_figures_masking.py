@@ -179,3 +179,78 @@ def test_the_placement_figure_refuses_bad_input():
         figures.mask_placement_figure(right, wrong, mask[:, :4], TOKENS[0][:3], TOKENS[0], title="t")
     with pytest.raises(ValueError, match="non-empty string for title"):
         figures.mask_placement_figure(right, wrong, mask, TOKENS[0][:3], TOKENS[0], title=" ")
+
+
+# --------------------------------------------------------------------------------------------
+# The padding mask broadcast against the scores; three kinds of model; MLM's 80/10/10
+
+
+def _grid(text: str) -> np.ndarray:
+    """A box's lines of █ (may attend) and · (blocked) as a boolean array."""
+    import re
+
+    lines = [re.sub(r"<[^>]+>", "", line).replace("\u00a0", " ").rstrip() for line in text.split("<br>")]
+    marks = [line.split(" ")[-1] for line in lines if line and set(line.split(" ")[-1]) <= {"█", "·"}]
+    return np.array([[c == "█" for c in m] for m in marks])
+
+
+def test_the_broadcast_figure_draws_the_mask_the_scores_meet():
+    fig = figures.mask_broadcast_figure(ATTENTION_MASK, TOKENS[0], n_heads=2, sentence=0)
+    notes = [a["text"] for a in fig.to_plotly_json()["layout"]["annotations"] if not a.get("showarrow")]
+    attention_box, mask_box, head0, head1 = notes
+    pad = masking.padding_mask(ATTENTION_MASK)  # (B, 1, 1, T)
+    assert "(B, 1, 1, T) = (2, 1, 1, 5)" in mask_box
+    np.testing.assert_array_equal(_grid(mask_box), pad[:, 0, 0])
+    scores_mask = np.broadcast_to(pad, (2, 2, 5, 5))  # what attention's (B, H, T, T) scores meet
+    for h, box in enumerate([head0, head1]):
+        np.testing.assert_array_equal(_grid(box), scores_mask[0, h])
+    assert "1 1 1 0 0" in attention_box
+
+
+def test_the_model_masks_are_padding_causal_and_cross():
+    source, target = TOKENS[0], ["<s>", "x", "y"]
+    fig = figures.model_masks_figure(source, target, ATTENTION_MASK[0])
+    allowed = [np.isfinite(np.array(t.z, dtype=float)) for t in fig.data if t.name == "may attend"]
+    encoder, decoder, cross = allowed
+    np.testing.assert_array_equal(encoder, figures.mask_of_kind("padding", ATTENTION_MASK[0]))
+    np.testing.assert_array_equal(decoder, masking.causal_mask(3))
+    np.testing.assert_array_equal(cross, np.broadcast_to(ATTENTION_MASK[0].astype(bool), (3, 5)))
+    blocked = [np.isfinite(np.array(t.z, dtype=float)) for t in fig.data if t.name == "✗"]
+    for may, may_not in zip(allowed, blocked):
+        assert (may ^ may_not).all()  # every cell one or the other, so each reads without colour
+
+
+def test_the_mlm_figure_follows_each_position_through_the_80_10_10():
+    original = np.array([2, 10, 11, 12, 13, 14, 3, 0])  # [CLS] ... [SEP] [PAD]
+    maskable = np.array([False, True, True, True, True, True, False, False])
+    masked = np.array([2, 4, 99, 12, 13, 14, 3, 0])  # 10 -> [MASK] (id 4), 11 -> random, 12 kept
+    labels = np.array([-100, 10, 11, 12, -100, -100, -100, -100])
+    outcomes = figures.mlm_outcomes(original, masked, labels, maskable, mask_token_id=4)
+    assert [figures.MLM_OUTCOMES[k] for k in outcomes] == [
+        "special: never chosen", "chosen → [MASK]", "chosen → random", "chosen → kept", "not chosen",
+        "not chosen", "special: never chosen", "special: never chosen",
+    ]
+    names = ["[CLS]", "a", "b", "c", "d", "e", "[SEP]", "[PAD]"]
+    read = ["[CLS]", "[MASK]", "zz", "c", "d", "e", "[SEP]", "[PAD]"]
+    fig = figures.mlm_figure(names, read, labels, outcomes)
+    text = np.array(fig.data[0].text)
+    assert list(text[:, 0]) == names and list(text[:, 2]) == read
+    assert list(text[:, 3]) == ["−100", "10", "11", "12", "−100", "−100", "−100", "−100"]
+    assert list(text[1:4, 1]) == ["→ [MASK]", "→ random", "→ kept"]
+    assert "3 of 5 tokens chosen" in fig.layout.title.text
+    with pytest.raises(ValueError, match="original id at maskable chosen positions"):
+        figures.mlm_outcomes(original, masked, np.where(labels == 10, 11, labels), maskable, 4)
+
+
+def test_the_mlm_outcomes_are_the_packages_draws(tokenizer):
+    batch = tokenizer(["the cat is happy, but it is not calm."] * 40, return_special_tokens_mask=True,
+                      return_tensors="np")
+    ids = batch["input_ids"]
+    maskable = (batch["attention_mask"] == 1) & (batch["special_tokens_mask"] == 0)
+    masked, labels = masking.mlm_mask(ids, maskable, mask_token_id=tokenizer.mask_token_id,
+                                      vocab_size=len(tokenizer), generator=np.random.default_rng(0))
+    outcomes = np.array([figures.mlm_outcomes(ids[b], masked[b], labels[b], maskable[b], tokenizer.mask_token_id)
+                         for b in range(len(ids))])
+    chosen = labels != masking.IGNORE_INDEX
+    assert ((outcomes >= 2) == chosen).all() and ((outcomes == 0) == ~maskable).all()
+    assert ((outcomes == 2) == (chosen & (masked == tokenizer.mask_token_id))).all()

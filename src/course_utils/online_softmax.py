@@ -9,7 +9,8 @@ weighted sum of the values so far ``acc``. When a block brings a larger maximum,
 rescaled by ``exp(m_old - m_new)``; at the end ``acc / l`` is exactly ``softmax(scores) @ V``.
 FlashAttention runs this loop in tiles that fit a GPU's fast memory.
 
-:func:`blocked_attention` is the loop; :func:`peak_memory_bytes` measures the peak memory that torch
+:func:`blocked_attention` is the loop (:func:`blocked_attention_steps` yields its state block by
+block, for lesson 09's figure); :func:`peak_memory_bytes` measures the peak memory that torch
 allocates while a function runs (torch's profiler, on the CPU), the measure of lesson 09's figure.
 
 Axis names: ``T_q`` queries, ``T_k`` keys and values, ``d_k`` query/key width, ``d_v`` value width,
@@ -21,26 +22,40 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
 
 import torch
 
 from .attention import _as_given, _tensors, is_torch
 from .validation import positive_int
 
-__all__ = ["blocked_attention", "peak_memory_bytes"]
+__all__ = ["BlockState", "blocked_attention", "blocked_attention_steps", "peak_memory_bytes"]
 
 
-def blocked_attention(queries: Any, keys: Any, values: Any, block_size: int) -> Any:
-    """``softmax(Q K^T / sqrt(d_k)) V`` without the ``(T_q, T_k)`` matrix, ``block_size`` keys at a time.
+@dataclass(frozen=True)
+class BlockState:
+    """The loop's state after one block of keys: the block's keys ``start .. stop - 1``, its
+    ``scores (..., T_q, b)``, and, for every query, the running maximum ``m (..., T_q, 1)``, the
+    factor ``correction = exp(m_old - m)`` that rescaled what was summed before, the running sum
+    ``l (..., T_q, 1)`` and the running weighted sum of the values ``acc (..., T_q, d_v)``."""
 
-    ``queries (..., T_q, d_k)``, ``keys (..., T_k, d_k)``, ``values (..., T_k, d_v)`` ->
-    ``(..., T_q, d_v)``. Never holds more than ``(..., T_q, block_size)`` scores; equal to
-    :func:`course_utils.attention.scaled_dot_product_attention` to float rounding (tested). No mask.
-    numpy in gives numpy out.
+    start: int
+    stop: int
+    scores: torch.Tensor
+    m: torch.Tensor
+    correction: torch.Tensor
+    l: torch.Tensor  # noqa: E741 (the papers' name)
+    acc: torch.Tensor
+
+
+def blocked_attention_steps(queries: Any, keys: Any, values: Any, block_size: int) -> Iterator[BlockState]:
+    """The online softmax's loop, one :class:`BlockState` per block of ``block_size`` keys.
+
+    Shapes as :func:`blocked_attention`, which returns the last state's ``acc / l``. Yields torch
+    tensors (numpy in is computed in float64).
     """
     block_size = positive_int("block_size", block_size)
-    numpy_in = not is_torch(queries)
     queries, keys, values = _tensors(queries=queries, keys=keys, values=values)
     if queries.ndim < 2 or keys.ndim < 2 or values.ndim < 2:
         raise ValueError(f"expected queries, keys, values of shape (..., T, d), got {tuple(queries.shape)}, "
@@ -65,6 +80,21 @@ def blocked_attention(queries: Any, keys: Any, values: Any, block_size: int) -> 
         running_sum = running_sum * correction + exps.sum(dim=-1, keepdim=True)
         acc = acc * correction + exps @ block_values
         running_max = new_max
+        yield BlockState(start, start + block_keys.shape[-2], scores, running_max, correction, running_sum, acc)
+
+
+def blocked_attention(queries: Any, keys: Any, values: Any, block_size: int) -> Any:
+    """``softmax(Q K^T / sqrt(d_k)) V`` without the ``(T_q, T_k)`` matrix, ``block_size`` keys at a time.
+
+    ``queries (..., T_q, d_k)``, ``keys (..., T_k, d_k)``, ``values (..., T_k, d_v)`` ->
+    ``(..., T_q, d_v)``. Never holds more than ``(..., T_q, block_size)`` scores; equal to
+    :func:`course_utils.attention.scaled_dot_product_attention` to float rounding (tested). No mask.
+    numpy in gives numpy out. The loop is :func:`blocked_attention_steps`.
+    """
+    numpy_in = not is_torch(queries)
+    for state in blocked_attention_steps(queries, keys, values, block_size):
+        pass
+    acc, running_sum = state.acc, state.l
     return _as_given(acc / running_sum, numpy_in)
 
 

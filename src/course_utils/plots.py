@@ -356,6 +356,31 @@ def seed_spread(
     return _style(fig, title, x_title, y_title, height)
 
 # --------------------------------------------------------------------------------------------
+# Vectors drawn as arrows in a plane (lessons 03, 04 and 09)
+
+
+def arrow(fig: go.Figure, start, end, colour: str, label: str = "", at=None, anchor: tuple[str, str] = ("left", "top"),
+          *, width: float = 2.5) -> None:
+    """An arrow from the point ``start`` to ``end`` (data coordinates, ``(2,)`` each, rounded to
+    :data:`SIGNIFICANT_DIGITS`), and its ``label`` at the point ``at`` (default: the tip), on the
+    ``anchor`` (xanchor, yanchor) side of it, in the arrow's colour: data coordinates, so that the
+    labels keep their places at any width. The label names the arrow, so it reads without colour.
+    """
+    start, end = significant(start), significant(end)
+    if start.shape != (2,) or end.shape != (2,) or not (np.all(np.isfinite(start)) and np.all(np.isfinite(end))):
+        raise ValueError(f"expected finite points of shape (2,) for an arrow, got {start.shape} and {end.shape}")
+    fig.add_annotation(
+        x=end[0], y=end[1], ax=start[0], ay=start[1], xref="x", yref="y",
+        axref="x", ayref="y", text="", showarrow=True, arrowhead=3,
+        arrowsize=1.3, arrowwidth=width, arrowcolor=colour,
+    )  # fmt: skip
+    if label:
+        at = end if at is None else significant(at)
+        fig.add_annotation(x=at[0], y=at[1], text=label, showarrow=False, xanchor=anchor[0], yanchor=anchor[1],
+                           font=dict(color=colour, size=13))  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
 # Boxes and arrows: a training flow (lesson 07)
 
 

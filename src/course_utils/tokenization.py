@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import collections
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -194,6 +195,51 @@ def pad_batch(sequences, pad_id: int = 0) -> tuple[np.ndarray, np.ndarray]:
         input_ids[b, : row.size] = row
         attention_mask[b, : row.size] = 1
     return input_ids, attention_mask
+
+
+@dataclass(frozen=True)
+class WordPieceStep:
+    """One step of WordPiece's greedy split: at character ``start`` of the word, the candidates
+    ``tried`` longest first (``##`` before a continuation), the last of them the piece ``kept``
+    (``None`` when no candidate is in the vocabulary: the whole word becomes ``[UNK]``)."""
+
+    start: int
+    tried: tuple[str, ...]
+    kept: str | None
+
+
+def wordpiece_steps(word: str, vocab, *, prefix: str = "##", unknown: str = "[UNK]") -> list[WordPieceStep]:
+    """WordPiece's greedy longest-match-first split of one ``word`` (already lower-cased and cut
+    from its sentence), step by step: at each step, try the rest of the word, then one character
+    shorter, and so on, until a candidate is in ``vocab`` (a mapping or set of tokens); keep it and
+    go on after it. Pieces after the first carry ``prefix``. Returns the steps; their ``kept``
+    pieces are what a BERT tokenizer gives (``[WordPieceStep(0, ("unkindness", ..., "un"), "un"),
+    ...]``). When a step finds nothing the last step's ``kept`` is ``None``: the word is
+    ``unknown``, whole, as BERT's ``WordpieceTokenizer`` does.
+    """
+    if not isinstance(word, str) or not word or any(c.isspace() for c in word):
+        raise ValueError(f"expected one word, a non-empty string without spaces, got {word!r}")
+    if not hasattr(vocab, "__contains__") or not len(vocab):
+        raise ValueError(f"expected a vocabulary (a dict or set of tokens), got {type(vocab).__name__}")
+    steps, start = [], 0
+    while start < len(word):
+        tried = []
+        for end in range(len(word), start, -1):
+            candidate = (prefix if start else "") + word[start:end]
+            tried.append(candidate)
+            if candidate in vocab:
+                steps.append(WordPieceStep(start, tuple(tried), candidate))
+                start = end
+                break
+        else:
+            steps.append(WordPieceStep(start, tuple(tried), None))
+            break
+    return steps
+
+
+def wordpiece_pieces(steps: list[WordPieceStep], unknown: str = "[UNK]") -> list[str]:
+    """The pieces of :func:`wordpiece_steps`' split: the kept candidates, or ``[unknown]``."""
+    return [unknown] if any(step.kept is None for step in steps) else [step.kept for step in steps]
 
 
 def main(argv: list[str] | None = None) -> int:

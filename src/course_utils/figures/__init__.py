@@ -8,25 +8,46 @@ generic figure builders).
 ======================  ======  =================================================================
 module                  lesson  what it draws
 ======================  ======  =================================================================
-``rnn``                 01      the RNN's sequential steps against attention's one step
+``rnn``                 01      one LSTM step, box by box; a BiLSTM's states and its two readers;
+                                the RNN's sequential steps against attention's one step
+``tokens``              02      WordPiece's greedy split; a lookup as one-hot × table; the rows a
+                                step's gradient moves
 ``positional``          03      one position's sinusoidal encoding, in its table; its explorer;
                                 a token embedding plus position encodings, in two dimensions
-``self_attention``      04      one query's path, box by box; multi-head split, attend, merge;
+``boxes``               all     box diagrams drawn from the numbers (the house style)
+``rotation``            03, 09  a sinusoidal pair moved k positions on; RoPE's query and key
+                                turned by their positions
+``self_attention``      04      the soft search in the plane of the keys; one query's path, box
+                                by box; multi-head split, attend, merge;
                                 one query's scores, weights and output; the query explorer;
                                 where each token reads from (attention as information flow)
-``masking``             05      scores before and after a padding or causal mask; its explorer
+``masking``             05      scores before and after a padding or causal mask; its explorer;
+                                a padding mask broadcast against the scores; the masks of an
+                                encoder, a decoder and an encoder–decoder side by side
+``mlm``                 05      one sentence through BERT's 15% and 80/10/10 masking
 ``pattern_finder``      06      each attention head's behaviours (previous token, [CLS], ...)
 ``attention_explorer``  06      every head's attention map, live or kernel-free
 ``encoder``             06      one post-LN block as a residual stream; DistilBERT-base stage by stage, and what BERT-base adds
 ``distillation``        07      a distribution softened by a temperature; its explorer; the student's copy of the
                                 teacher; where a start keeps the held-out words' polarity
+``since_distilbert``    09      a KV cache growing; query heads sharing key/value heads; the
+                                online softmax's blocks and running maximum
 ======================  ======  =================================================================
 """
 
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
 from .distillation import copy_figure, entropy, polarity_figure, softened, temperature_explorer, temperature_figure
 from .encoder import architecture_figure, block_figure
-from .masking import MASK_KINDS, mask_of_kind, mask_placement_figure, masked_attention_figure, masking_explorer
+from .masking import (
+    MASK_KINDS,
+    mask_broadcast_figure,
+    mask_of_kind,
+    mask_placement_figure,
+    masked_attention_figure,
+    masking_explorer,
+    model_masks_figure,
+)
+from .mlm import MLM_OUTCOMES, mlm_figure, mlm_outcomes
 from .pattern_finder import (
     BEHAVIOURS,
     PreparedText,
@@ -42,7 +63,8 @@ from .pattern_finder import (
     uniform_behaviours,
 )
 from .positional import embedding_plus_position_figure, positional_encoding_figure, positional_explorer
-from .rnn import sequential_steps_figure
+from .rnn import bilstm_states_figure, lstm_cell_figure, lstm_cell_numbers, sequential_steps_figure
+from .rotation import position_shift_figure, rope_pair_figure, rope_pair_numbers
 from .self_attention import (
     attention_flow,
     multi_head_figure,
@@ -51,34 +73,52 @@ from .self_attention import (
     qkv_token_figure,
     query_path_figure,
     query_path_numbers,
+    soft_search_figure,
+    soft_search_numbers,
 )
+from .since_distilbert import kv_cache_figure, kv_sharing_figure, online_softmax_figure
+from .tokens import embedding_lookup_figure, gradient_rows_figure, wordpiece_figure
 
 __all__ = [
+    "AttentionExplorer",
     "BEHAVIOURS",
     "MASK_KINDS",
-    "AttentionExplorer",
+    "MLM_OUTCOMES",
     "PreparedText",
     "RankedHead",
     "architecture_figure",
-    "block_figure",
     "attention_flow",
     "attention_maps",
     "attention_samples",
     "average_behaviours",
+    "bilstm_states_figure",
+    "block_figure",
     "copy_figure",
+    "embedding_lookup_figure",
     "embedding_plus_position_figure",
     "entropy",
+    "gradient_rows_figure",
     "head_behaviours",
     "head_figure",
     "heads_figure",
+    "kv_cache_figure",
+    "kv_sharing_figure",
+    "lstm_cell_figure",
+    "lstm_cell_numbers",
+    "mask_broadcast_figure",
     "mask_of_kind",
     "mask_placement_figure",
-    "multi_head_figure",
-    "multi_head_numbers",
     "masked_attention_figure",
     "masking_explorer",
     "max_positions",
+    "mlm_figure",
+    "mlm_outcomes",
+    "model_masks_figure",
+    "multi_head_figure",
+    "multi_head_numbers",
+    "online_softmax_figure",
     "polarity_figure",
+    "position_shift_figure",
     "positional_encoding_figure",
     "positional_explorer",
     "prepare_text",
@@ -87,10 +127,15 @@ __all__ = [
     "query_path_figure",
     "query_path_numbers",
     "rank_heads",
+    "rope_pair_figure",
+    "rope_pair_numbers",
     "sequential_steps_figure",
+    "soft_search_figure",
+    "soft_search_numbers",
     "softened",
     "strongest_behaviour",
     "temperature_explorer",
     "temperature_figure",
     "uniform_behaviours",
+    "wordpiece_figure",
 ]

@@ -5,7 +5,10 @@ causal, both) from :mod:`course_utils.masking`; :func:`masked_attention_figure` 
 scores, the masked scores and the weights as heatmaps; :func:`masking_explorer` offers every
 sentence of a padded batch with every kind of mask in one dropdown (a
 :class:`course_utils.widgets.Explorer`); :func:`mask_placement_figure` sets the weights of a mask
-applied before the softmax beside those of the same mask applied after it, with each row's sum.
+applied before the softmax beside those of the same mask applied after it, with each row's sum;
+:func:`mask_broadcast_figure` draws a padding mask ``(B, 1, 1, T)`` broadcast against the scores
+``(B, H, T, T)``, box by box; :func:`model_masks_figure` sets the masks of an encoder, a decoder and
+an encoder–decoder's cross-attention side by side.
 """
 
 from __future__ import annotations
@@ -19,8 +22,17 @@ from plotly.subplots import make_subplots
 from .. import masking, plots
 from ..attention import softmax
 from ..widgets import Choice, Explorer
+from . import boxes
 
-__all__ = ["MASK_KINDS", "mask_of_kind", "mask_placement_figure", "masked_attention_figure", "masking_explorer"]
+__all__ = [
+    "MASK_KINDS",
+    "mask_broadcast_figure",
+    "mask_of_kind",
+    "mask_placement_figure",
+    "masked_attention_figure",
+    "masking_explorer",
+    "model_masks_figure",
+]
 
 MASK_KINDS = ("none", "padding", "causal", "padding & causal")
 _PANELS = ("scores", "masked scores", "weights")
@@ -272,3 +284,105 @@ def masking_explorer(
 
     options = {f"sentence {b + 1} · {kind}": (b, kind) for b in range(batch) for kind in MASK_KINDS}
     return Explorer(draw, [Choice("view", options, default=tuple(default), label="sentence · mask")])
+
+
+# --------------------------------------------------------------------------------------------
+# How a (B, 1, 1, T) padding mask meets the (B, H, T, T) scores; the masks of three kinds of model
+
+ALLOWED_MARK, BLOCKED_MARK = "█", "·"  # may attend, blocked: a block and a dot, readable without colour
+
+
+def _marks(row) -> str:
+    return "".join(ALLOWED_MARK if allowed else BLOCKED_MARK for allowed in np.ravel(row))
+
+
+def mask_broadcast_figure(attention_mask, tokens: Sequence[str], n_heads: int, sentence: int = 0) -> go.Figure:
+    """A padding mask broadcast against the scores, box by box, for one sentence of a batch.
+
+    ``attention_mask (B, T)``: Hugging Face's, 1 = real token, 0 = padding; ``tokens (T,)``: the
+    tokens of ``sentence`` (at most 7 characters each, ``T`` at most 14); ``n_heads`` ``H`` (1 or
+    2 drawn). Boxes: 1. the ``attention_mask``, one row per sentence; 2. the boolean padding mask
+    :func:`course_utils.masking.padding_mask`, ``(B, 1, 1, T)``: one row per sentence, ``█`` may
+    attend, ``·`` blocked; 3. that row broadcast against the scores ``(B, H, T_q, T_k)``: for the
+    chosen sentence, each head's ``(T, T)`` mask, one line per query, the same line for every query
+    and every head (one box per head, at most two drawn).
+    """
+    attention_mask = np.asarray(attention_mask)
+    if attention_mask.ndim != 2 or attention_mask.size == 0 or not np.isin(attention_mask, (0, 1)).all():
+        raise ValueError(f"expected an attention_mask (B, T) of 0 and 1, got shape {attention_mask.shape}")
+    B, T = attention_mask.shape
+    if isinstance(sentence, bool) or not isinstance(sentence, (int, np.integer)) or not 0 <= sentence < B:
+        raise ValueError(f"expected sentence to be an index in 0 .. {B - 1}, got {sentence!r}")
+    labels = [str(t) for t in tokens]
+    if len(labels) != T or T > 14 or any(not 0 < len(t) <= 7 for t in labels):
+        raise ValueError(f"expected T = {T} (at most 14) tokens of 1 to 7 characters, got {labels}")
+    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
+        raise ValueError(f"expected n_heads, a positive integer, got {n_heads!r}")
+    mask = masking.padding_mask(attention_mask)  # (B, 1, 1, T)
+    full = np.broadcast_to(mask, (B, int(n_heads), T, T))  # (B, H, T_q, T_k): what the scores meet
+    names = [f"{b + 1}" for b in range(B)]
+    texts = [
+        f"<b>1. attention_mask</b> (B, T) = ({B}, {T})<br>1 = real token, 0 = padding<br>"
+        + boxes.labelled_lines([f"sentence {n}" for n in names], [" ".join(str(int(v)) for v in row) for row in attention_mask]),
+        f"<b>2. padding_mask</b> (B, 1, 1, T) = ({B}, 1, 1, {T})<br>{ALLOWED_MARK} may attend, {BLOCKED_MARK} blocked<br>"
+        + boxes.labelled_lines([f"sentence {n}" for n in names], [_marks(row) for row in mask[:, 0, 0]]),
+    ]  # fmt: skip
+    drawn = min(int(n_heads), 2)
+    for h in range(drawn):
+        texts.append(
+            f"<b>3. head {h}</b><br>sentence {sentence + 1}: {T} × {T}<br>"
+            + boxes.labelled_lines(labels, [_marks(line) for line in full[sentence, h]])
+        )
+    heads = list(range(2, 2 + drawn))
+    title = (f"A padding mask (B, 1, 1, T) broadcast against the scores (B, H, T, T) = ({B}, {int(n_heads)}, {T}, {T}):"
+             " the same keys blocked for every head and query")  # fmt: skip
+    return boxes.box_diagram(texts, title=title, wide_rows=[[0, 1], heads], narrow_rows=[[0], [1], heads],
+                             edges=[(0, 1)] + [(1, h) for h in heads])  # fmt: skip
+
+
+MODEL_PANELS = ("encoder: bidirectional", "decoder: causal", "encoder–decoder: cross-attention")
+
+
+def model_masks_figure(source_tokens: Sequence[str], target_tokens: Sequence[str], source_mask) -> go.Figure:
+    """The masks of three kinds of Transformer side by side, as grids of may-attend and blocked cells.
+
+    ``source_tokens (T_src,)`` a padded source sentence and ``source_mask (T_src,)`` its
+    ``attention_mask`` (1 = real, 0 = padding); ``target_tokens (T_tgt,)`` what a decoder has
+    written. Panels: an encoder's self-attention over the source (padding mask only, every query
+    reads the whole sentence); a decoder's self-attention over the target (causal); an
+    encoder–decoder's cross-attention, the target's queries over the source's keys (the source's
+    padding only). An encoder–decoder also has the first two. A cell reads ``✓`` where the query
+    (row) may attend to the key (column) and ``✗`` (grey) where it may not, so the panels read
+    without colour. On a phone the site stacks them.
+    """
+    source_tokens, target_tokens = [str(t) for t in source_tokens], [str(t) for t in target_tokens]
+    source_mask = np.asarray(source_mask)
+    if source_mask.shape != (len(source_tokens),) or not np.isin(source_mask, (0, 1)).all() or not source_mask.any():
+        raise ValueError(f"expected a source attention_mask (T_src,) = ({len(source_tokens)},) of 0 and 1 with a "
+                         f"real token, got {source_mask.shape}")  # fmt: skip
+    if not target_tokens:
+        raise ValueError("expected at least one target token")
+    encoder = mask_of_kind("padding", source_mask)  # (T_src, T_src)
+    decoder = masking.causal_mask(len(target_tokens))  # (T_tgt, T_tgt)
+    cross = np.broadcast_to(masking.padding_mask(source_mask[None])[0, 0], (len(target_tokens), len(source_tokens)))
+    grids = [(encoder, source_tokens, source_tokens), (decoder, target_tokens, target_tokens),
+             (cross, target_tokens, source_tokens)]  # fmt: skip
+    fig = make_subplots(rows=1, cols=3, subplot_titles=MODEL_PANELS, horizontal_spacing=0.08)
+    for col, (allowed, rows, columns) in enumerate(grids, start=1):
+        ys, xs = plots.unique_labels(rows), plots.unique_labels(columns)
+        fig.add_trace(go.Heatmap(
+            z=np.where(allowed, 1.0, np.nan), x=xs, y=ys, colorscale=[[0, plots.color(4)], [1, plots.color(4)]],
+            zmin=0, zmax=1, showscale=False, text=np.where(allowed, "✓", ""), texttemplate="%{text}",
+            hovertemplate="query %{y}<br>key %{x}<br>may attend<extra></extra>", hoverongaps=False,
+            name="may attend", xgap=1, ygap=1,
+        ), row=1, col=col)  # fmt: skip
+        fig.add_trace(plots.blocked_cells_trace(~allowed, xs, ys, text="✗").update(xgap=1, ygap=1), row=1, col=col)
+        fig.update_xaxes(type="category", tickangle=-45, title_text="key", row=1, col=col)
+        fig.update_yaxes(type="category", autorange="reversed", title_text="query" if col == 1 else None, row=1, col=col)
+    fig.update_yaxes(title_text="query (decoder)", row=1, col=3)
+    fig.update_layout(
+        title=dict(text="What each kind of model lets a query read: ✓ may attend, ✗ blocked", x=0.02, xanchor="left"),
+        template=plots.TEMPLATE, height=420, margin=dict(l=70, r=10, t=100, b=90), font=dict(size=12),
+        showlegend=False,
+    )  # fmt: skip
+    return fig

@@ -133,21 +133,6 @@ def positional_explorer(
     )
 
 
-def _arrow(fig: go.Figure, start, end, colour: str, label: str, at, anchor: tuple[str, str]) -> None:
-    """An arrow from ``start`` to ``end``; its label at the point ``at``, on the ``anchor`` side of it
-    (data coordinates, so the labels keep their places at any width)."""
-    start, end = plots.significant(start), plots.significant(end)
-    fig.add_annotation(
-        x=end[0], y=end[1], ax=start[0], ay=start[1], xref="x", yref="y",
-        axref="x", ayref="y", text="", showarrow=True, arrowhead=3,
-        arrowsize=1.3, arrowwidth=2.5, arrowcolor=colour,
-    )
-    fig.add_annotation(
-        x=at[0], y=at[1], text=label, showarrow=False, xanchor=anchor[0],
-        yanchor=anchor[1], font=dict(color=colour, size=13),
-    )
-
-
 def embedding_plus_position_figure(embedding, word: str, encodings, shown: tuple[int, int] = (1, 4)) -> go.Figure:
     """``E + P`` in two dimensions: the embedding ``E`` of ``word`` (shape ``(2,)``) as an arrow from
     the origin, the encodings ``P`` of every position (``encodings``, shape ``(L, 2)``, points on the
@@ -170,13 +155,13 @@ def embedding_plus_position_figure(embedding, word: str, encodings, shown: tuple
         mode="markers+text", text=[f"pos {p}" for p in range(len(encodings))], textposition="middle right",
         marker=dict(color="grey", size=7), name=f"E + P at positions 0 to {len(encodings) - 1}",
     ))
-    _arrow(fig, [0, 0], embedding, plots.color(0), f"E ({word})", embedding + [0.1, -0.07], ("left", "top"))
+    plots.arrow(fig, [0, 0], embedding, plots.color(0), f"E ({word})", embedding + [0.1, -0.07], ("left", "top"))
     for p, colour, sign in [(shown[0], plots.color(1), 1), (shown[1], plots.color(2), -1)]:
         tip = embedding + encodings[p]
         middle = (embedding + tip) / 2
-        _arrow(fig, embedding, tip, colour, f"P{p}", middle + [0.12, -0.04], ("left", "top"))
+        plots.arrow(fig, embedding, tip, colour, f"P{p}", middle + [0.12, -0.04], ("left", "top"))
         away = ("right", "bottom") if sign > 0 else ("right", "top")
-        _arrow(fig, [0, 0], tip, colour, f"E + P{p}", tip * 0.5 + [-0.05, 0.08 * sign], away)
+        plots.arrow(fig, [0, 0], tip, colour, f"E + P{p}", tip * 0.5 + [-0.05, 0.08 * sign], away)
     fig.update_layout(
         title=dict(text="Token embedding + position = input vector (d_model = 2)", x=0.02),
         template=plots.TEMPLATE, height=520, margin=dict(l=70, r=30, t=60, b=60),

@@ -1,4 +1,6 @@
-"""Lesson 01's figure: the RNN's sequential steps against attention's one step."""
+"""Lesson 01's figures: one LSTM step box by box, with its numbers (:func:`lstm_cell_figure`); a
+BiLSTM's states with the order in which its two readers reach each token
+(:func:`bilstm_states_figure`); the RNN's sequential steps against attention's one step."""
 
 from __future__ import annotations
 
@@ -7,9 +9,10 @@ from typing import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import plots
+from .. import plots, rnn
+from . import boxes
 
-__all__ = ["sequential_steps_figure"]
+__all__ = ["bilstm_states_figure", "lstm_cell_figure", "lstm_cell_numbers", "sequential_steps_figure"]
 
 RNN_ROW, ATTENTION_ROW = 1.0, 0.0  # heights of the two rows of tokens
 
@@ -82,4 +85,89 @@ def sequential_steps_figure(tokens: Sequence[str]) -> go.Figure:
         tickvals=[RNN_ROW, ATTENTION_ROW], ticktext=["RNN<br>(solid arrows)", "attention<br>(dotted links)"],
         range=[-0.75, 1.45], showgrid=False, zeroline=False, title_text="model",
     )
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# The LSTM cell, one step, and the BiLSTM's two readers
+
+
+def lstm_cell_numbers(x_t, h_prev, c_prev, params) -> dict[str, np.ndarray]:
+    """The numbers :func:`lstm_cell_figure` draws for one LSTM step, each ``(D_h,)``: the gates
+    ``i, f, g, o`` (:func:`course_utils.rnn.lstm_gates`), ``kept = f * c_prev``, ``written = i * g``,
+    the new cell state ``c = kept + written``, ``shown = tanh(c)`` and the new hidden state
+    ``h = o * tanh(c)``. ``x_t (D_in,)``, ``h_prev, c_prev (D_h,)``, ``params`` an
+    :class:`course_utils.rnn.LSTMParams`.
+    """
+    if not isinstance(params, rnn.LSTMParams):
+        raise TypeError(f"expected params to be an rnn.LSTMParams, got {type(params).__name__}")
+    i, f, g, o = rnn.lstm_gates(x_t, h_prev, *params)
+    c_prev = np.asarray(c_prev, dtype=float)
+    if c_prev.shape != f.shape:
+        raise ValueError(f"expected c_prev of shape (D_h,) = {f.shape}, got {c_prev.shape}")
+    kept, written = f * c_prev, i * g
+    c = kept + written
+    return dict(i=i, f=f, g=g, o=o, kept=kept, written=written, c=c, shown=np.tanh(c), h=o * np.tanh(c))
+
+
+def lstm_cell_figure(x_t, h_prev, c_prev, params, token: str, step: int) -> go.Figure:
+    """One LSTM step as boxes joined by arrows, with its numbers: 1. what the step reads, the token's
+    vector ``x_t (D_in,)``, the previous hidden state ``h_prev (D_h,)`` and cell state ``c_prev
+    (D_h,)``; 2. the four gates ``i, f, g, o`` computed from ``x_t`` and ``h_prev``; 3. the new cell
+    state, ``f ⊙ c_prev`` (what is kept) plus ``i ⊙ g`` (what is written); 4. the new hidden state,
+    ``o ⊙ tanh(c)``. ``params`` an :class:`course_utils.rnn.LSTMParams`, ``token`` (1 to 8
+    characters) and ``step`` (its index ``t``) name the step. Every number is
+    :func:`lstm_cell_numbers`' rounded to 2 decimals; hidden sizes up to 5 fit. One column, at
+    every width.
+    """
+    n = lstm_cell_numbers(x_t, h_prev, c_prev, params)
+    if len(n["c"]) > 5 or np.size(x_t) > 5:
+        raise ValueError(f"expected vectors of at most 5 numbers (a line of a box holds one), got D_in={np.size(x_t)}, "
+                         f"D_h={len(n['c'])}")  # fmt: skip
+    if not isinstance(token, str) or not 0 < len(token) <= 8:
+        raise ValueError(f"expected a token of 1 to 8 characters, got {token!r}")
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
+        raise ValueError(f"expected step, the token's index t, to be a non-negative integer, got {step!r}")
+    lines, vector = boxes.labelled_lines, boxes.vector
+    word = token.replace("&", "&amp;").replace("<", "&lt;")
+    texts = [
+        f"<b>1. step t = {step} reads “{word}”</b><br>"
+        + lines(["x_t", "h_t−1", "c_t−1"], [vector(x_t), vector(h_prev), vector(c_prev)]),
+        "<b>2. four gates</b> from x_t and h_t−1<br>σ: 0 shut … 1 open; tanh: −1 … 1<br>"
+        + lines(["i write", "f keep", "g new", "o show"], [vector(n[k]) for k in "ifgo"]),
+        "<b>3. cell state</b>: keep, then write<br>"
+        + lines(["f⊙c_t−1", "+ i⊙g", "= c_t"], [vector(n["kept"]), vector(n["written"]), f"<b>{vector(n['c'])}</b>"]),
+        "<b>4. hidden state</b>: show<br>"
+        + lines(["tanh(c_t)", "h_t = o⊙tanh"], [vector(n["shown"]), f"<b>{vector(n['h'])}</b>"]),
+    ]
+    title = f"One LSTM step: “{word}” at t = {step}, gates, cell state, hidden state"
+    return boxes.box_diagram(texts, title=title, wide_rows=[[0], [1], [2], [3]])
+
+
+def bilstm_states_figure(forward_states, backward_states, tokens: Sequence[str]) -> go.Figure:
+    """A BiLSTM's states as a heatmap, one row per token, labelled with its two readers' order.
+
+    ``forward_states (T, D_h)``: the left-to-right LSTM's (row ``t`` has read tokens ``0 .. t``);
+    ``backward_states (T, D_h)``: the right-to-left LSTM's, already in token order (row ``t`` has
+    read tokens ``t .. T-1``); ``tokens (T,)``. Columns ``→ h[j]`` then ``← h[j]``; each row's
+    label says at which step each reader reached the token: ``↓1`` to ``↓T`` from the top for the
+    forward reader, ``↑T`` to ``↑1`` for the backward one, which starts at the bottom.
+    """
+    forward = np.asarray(forward_states, dtype=float)
+    backward = np.asarray(backward_states, dtype=float)
+    tokens = [str(t) for t in tokens]
+    if forward.ndim != 2 or forward.shape != backward.shape or forward.shape[0] != len(tokens) or not len(tokens):
+        raise ValueError(f"expected forward and backward states of one shape (T, D_h) and T tokens, got "
+                         f"{forward.shape}, {backward.shape} and {len(tokens)} tokens")  # fmt: skip
+    T, D_h = forward.shape
+    # the forward reader reaches token t at its step t + 1, the backward reader at its step T - t
+    rows = [f"{token} ↓{t + 1} ↑{T - t}" for t, token in enumerate(tokens)]
+    columns = [f"→ h[{j}]" for j in range(D_h)] + [f"← h[{j}]" for j in range(D_h)]
+    fig = plots.heatmap(
+        np.concatenate([forward, backward], axis=1), columns, rows,
+        title="BiLSTM: the → reader goes down (↓ its step), the ← reader up (↑); their states side by side",
+        x_title="state dimension (→ read left to right, ← read right to left)",
+        y_title="token, ↓ and ↑ the readers' steps", colorscale=plots.DIVERGING, zmin=-1, zmax=1,
+    )  # fmt: skip
+    fig.add_vline(x=D_h - 0.5, line=dict(color="black", width=3))  # between the two readers' halves
     return fig

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import html
-import re
 from typing import Sequence
 
 import numpy as np
@@ -17,10 +16,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import plots
+from . import boxes
 from ..widgets import Choice, Explorer
 
 __all__ = [
     "attention_flow",
+    "soft_search_figure",
+    "soft_search_numbers",
     "multi_head_figure",
     "multi_head_numbers",
     "qkv_explorer",
@@ -219,102 +221,9 @@ def attention_flow(
 
 
 # --------------------------------------------------------------------------------------------
-# Box diagrams drawn from the numbers: one query's whole path, and multi-head split / attend / merge
-#
-# The boxes are annotations in a monospaced font (plotly sizes each box to its text, and columns of
-# numbers line up); both axes count pixels, so that boxes, the gaps between them and the arrows in
-# the gaps are placed exactly. A layout is designed for a width: wider figures only spread it.
-# The query path has a layout in two rows for laptops and one in a single column for phones
-# (``layout.meta["narrow_layout"]``, read by the site's ``course-figures.js`` below 640 px).
-
-BOX_FONT = dict(size=11, family="DejaVu Sans Mono, Menlo, Consolas, 'Courier New', monospace")
-CHAR_PX = 0.61 * 11  # a monospaced character's width at 11 px (DejaVu Sans Mono: 0.602 em)
-LINE_PX = 1.3 * 11  # plotly's line spacing in annotations
-BOX_PAD_PX = 6
-GAP_PX = 40  # between two boxes: room for an arrow
-ARROW_COLOR = "#777777"  # mid grey: visible on the light page and on the dark one
-NARROW_DESIGN_PX = 330  # a phone (390 px) gives a figure about 340 px
-WIDE_DESIGN_PX = 640  # the site switches to the narrow layout below 640 px
-PATH_NARROW_KEYS = ("annotations", "height", "xaxis", "yaxis")
-
-
-def _number(value: float) -> str:
-    """``-0.214`` -> ``"−0.21"``: two decimals, a true minus sign."""
-    text = f"{float(value):.2f}"
-    return "0.00" if text == "-0.00" else text.replace("-", "−")
-
-
-def _vector(values) -> str:
-    """A vector as ``[0.53, −0.21, 1.10]``."""
-    return "[" + ", ".join(_number(v) for v in np.ravel(values)) + "]"
-
-
-def _plain(text: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", text))
-
-
-def _box_size(text: str) -> tuple[float, float]:
-    """A box's width and height in pixels: its longest line, its number of lines, the padding."""
-    lines = text.split("<br>")
-    width = max(len(_plain(line)) for line in lines) * CHAR_PX + 2 * BOX_PAD_PX + 4
-    return width, len(lines) * LINE_PX + 2 * BOX_PAD_PX + 4
-
-
-def _box(x: float, y_top: float, text: str, color: str) -> dict:
-    return dict(
-        x=x, y=y_top, xref="x", yref="y", text=text, showarrow=False, align="left", xanchor="center",
-        yanchor="top", bgcolor="white", bordercolor=color, borderwidth=2, borderpad=BOX_PAD_PX, font=BOX_FONT,
-    )  # fmt: skip
-
-
-def _arrow(x0: float, y0: float, x1: float, y1: float) -> dict:
-    return dict(
-        x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True,
-        arrowhead=2, arrowsize=1.1, arrowwidth=2, arrowcolor=ARROW_COLOR,
-    )  # fmt: skip
-
-
-def _rows_layout(texts: Sequence[str], rows: Sequence[Sequence[int]], design_px: float, *, top_px: int,
-                 edges: Sequence[tuple[int, int]] | None = None) -> dict:
-    """A layout (annotations, height, axes) of boxes in rows, each row centred in ``design_px``.
-
-    ``rows`` lists the boxes' indices row by row, left to right; arrows join the boxes of ``edges``
-    (pairs of indices; default: each box to the next, in reading order): across the gap when both
-    are in one row, down the gap between the rows else.
-    Raises ``ValueError`` when a row is wider than ``design_px``.
-    """
-    sizes = [_box_size(t) for t in texts]
-    where: dict[int, tuple[float, float, int]] = {}  # index -> (left, centre x, row)
-    tops, y = [], 0.0
-    for r, row in enumerate(rows):
-        total = sum(sizes[i][0] for i in row) + GAP_PX * (len(row) - 1)
-        if total > design_px:
-            raise ValueError(f"expected each row of boxes to fit {design_px:.0f} px, row {r} needs {total:.0f} px")
-        left = (design_px - total) / 2
-        for i in row:
-            where[i] = (left, left + sizes[i][0] / 2, r)
-            left += sizes[i][0] + GAP_PX
-        tops.append(y)
-        y += max(sizes[i][1] for i in row) + GAP_PX
-    notes = [_box(where[i][1], tops[where[i][2]], t, plots.BOX_COLORS[i % len(plots.BOX_COLORS)])
-             for i, t in enumerate(texts)]  # fmt: skip
-    for i, j in edges if edges is not None else zip(range(len(texts) - 1), range(1, len(texts))):
-        (left0, x0, r0), (left1, x1, r1) = where[i], where[j]
-        if r0 == r1:  # across the gap, level with the boxes' second line
-            y_arrow = tops[r0] + 1.5 * LINE_PX + BOX_PAD_PX
-            if x1 > x0:
-                notes.append(_arrow(left0 + sizes[i][0] + 6, y_arrow, left1 - 6, y_arrow))
-            else:
-                notes.append(_arrow(left0 - 6, y_arrow, left1 + sizes[j][0] + 6, y_arrow))
-        else:  # down from the bottom of one box to the top of the other
-            notes.append(_arrow(x0, tops[r0] + sizes[i][1] + 4, x1, tops[r1] - 4))
-    plot_height = y - GAP_PX + 4
-    return dict(
-        annotations=notes,
-        height=int(round(plot_height + top_px + 12)),
-        xaxis=dict(visible=False, range=[0, design_px], fixedrange=True),
-        yaxis=dict(visible=False, range=[plot_height, -2], fixedrange=True),
-    )
+# Box diagrams drawn from the numbers (course_utils.figures.boxes): one query's whole path, and
+# multi-head split / attend / merge. The query path has a layout in two rows for laptops and one
+# in a single column for phones.
 
 
 def _check_tokens(tokens: Sequence[str], n: int) -> list[str]:
@@ -367,21 +276,6 @@ def query_path_numbers(x, W_Q, W_K, W_V, query: int) -> dict[str, np.ndarray]:
                 output=weighted.sum(axis=0))  # fmt: skip
 
 
-def _bar(weight: float, longest: int = 10) -> str:
-    """A weight as a bar of up to ``longest`` blocks, so that sizes read without colour (none: a dot)."""
-    blocks = int(round(longest * weight))
-    return "█" * blocks if blocks else "·"
-
-
-def _lines(labels: Sequence[str], texts: Sequence[str], bold: int | None = None) -> str:
-    width = max(len(t) for t in labels)
-    out = []
-    for j, (label, text) in enumerate(zip(labels, texts)):
-        row = html.escape(label.ljust(width)).replace(" ", "\u00a0") + "\u00a0" + text
-        out.append(f"<b>{row}</b>" if j == bold else row)
-    return "<br>".join(out)
-
-
 def query_path_figure(x, W_Q, W_K, W_V, tokens: Sequence[str], query: int) -> go.Figure:
     """One query's whole path through self-attention, box by box, with its numbers.
 
@@ -404,35 +298,23 @@ def query_path_figure(x, W_Q, W_K, W_V, tokens: Sequence[str], query: int) -> go
         raise ValueError(f"expected vectors of at most 5 numbers (a line of a box holds one), got D={x.shape[1]}, "
                          f"d_k={d_k}, d_v={d_v}")  # fmt: skip
     name = html.escape(labels[query])
+    lines, number, vector, bar = boxes.labelled_lines, boxes.number, boxes.vector, boxes.bar
     texts = [
         "<b>1. input x</b> = embedding + position<br>"
-        + _lines(labels, [_vector(v) for v in x], query),
+        + lines(labels, [vector(v) for v in x], query),
         f"<b>2. q = x W_Q</b> (query of {name})<br>"
-        + _lines(["q"], [_vector(n["q"])], 0)
+        + lines(["q"], [vector(n["q"])], 0)
         + "<br><b>keys k = x W_K</b> (every token)<br>"
-        + _lines(labels, [_vector(k) for k in n["keys"]], query),
-        f"<b>3. scores</b><br>q·k / √{d_k}<br>" + _lines(labels, [_number(s) for s in n["scores"]], query),
+        + lines(labels, [vector(k) for k in n["keys"]], query),
+        f"<b>3. scores</b><br>q·k / √{d_k}<br>" + lines(labels, [number(s) for s in n["scores"]], query),
         "<b>4. softmax</b><br>weights, sum 1<br>"
-        + _lines(labels, [f"{_number(w)} {_bar(w)}" for w in n["weights"]], query),
+        + lines(labels, [f"{number(w)} {bar(w)}" for w in n["weights"]], query),
         "<b>5. output</b> = Σ weight × value<br>values v = x W_V, weighted:<br>"
-        + _lines(labels, [f"{_number(w)}×{_vector(v)}" for w, v in zip(n["weights"], n["values"])], query)
-        + f"<br><b>sum = {_vector(n['output'])}</b>",
+        + lines(labels, [f"{number(w)}×{vector(v)}" for w, v in zip(n["weights"], n["values"])], query)
+        + f"<br><b>sum = {vector(n['output'])}</b>",
     ]
     title = f"One query's path through self-attention: “{name}”"
-    top = 64
-    wide = _rows_layout(texts, [[0, 1], [4, 3, 2]], WIDE_DESIGN_PX, top_px=top)
-    narrow = _rows_layout(texts, [[0], [1], [2], [3], [4]], NARROW_DESIGN_PX, top_px=top)
-    fig = go.Figure()
-    fig.update_layout(
-        title=dict(text=title, x=0.02, xanchor="left"),
-        template=plots.TEMPLATE,
-        margin=dict(l=4, r=4, t=top, b=8),
-        showlegend=False,
-        font=dict(size=13),
-        **wide,
-        meta=dict(narrow_layout={key: narrow[key] for key in PATH_NARROW_KEYS}),
-    )
-    return fig
+    return boxes.box_diagram(texts, title=title, wide_rows=[[0, 1], [4, 3, 2]])
 
 
 def multi_head_numbers(x, params, n_heads: int, query: int) -> dict[str, np.ndarray]:
@@ -442,7 +324,8 @@ def multi_head_numbers(x, params, n_heads: int, query: int) -> dict[str, np.ndar
     ``n_heads`` dividing ``D``. Returns ``q (D,)`` (the query's projection, before the split),
     ``head_q (H, d_head)`` (its pieces), ``weights (H, T)`` (the query's weights in each head),
     ``head_outputs (H, d_head)``, ``concatenated (D,)`` and ``output (D,)`` (after ``W_o, b_o``),
-    computed head by head, as the lesson's shape journey does.
+    computed head by head, as the lesson's shape journey does; and ``queries (T, D)``, every
+    token's projection, and ``head_queries (H, T, d_head)``, the same cut into heads.
     """
     x = _matrix("x", x, "(T, D)")
     T, D = x.shape
@@ -464,21 +347,25 @@ def multi_head_numbers(x, params, n_heads: int, query: int) -> dict[str, np.ndar
     head_outputs = weights @ split[2]  # (H, T, d_head)
     concatenated = head_outputs.transpose(1, 0, 2).reshape(T, D)  # (T, D)
     output = concatenated @ W["W_o"] + b["b_o"]  # (T, D)
-    return dict(q=q[query], head_q=split[0][:, query], weights=weights[:, query], head_outputs=head_outputs[:, query],
-                concatenated=concatenated[query], output=output[query])  # fmt: skip
+    return dict(q=q[query], queries=q, head_q=split[0][:, query], head_queries=split[0], weights=weights[:, query],
+                head_outputs=head_outputs[:, query], concatenated=concatenated[query],
+                output=output[query])  # fmt: skip
 
 
-def multi_head_figure(x, params, n_heads: int, tokens: Sequence[str], query: int) -> go.Figure:
+def multi_head_figure(x, params, n_heads: int, tokens: Sequence[str], query: int, *, batch: int = 1) -> go.Figure:
     """Multi-head attention for one query token: split into heads, attend per head, merge.
 
-    ``x (T, D)``, ``params`` an :class:`course_utils.attention.AttentionParams` of width ``D``,
-    ``n_heads`` (1 to 3) dividing ``D`` (at most 6), ``tokens (T,)``, ``query`` the token followed.
-    Boxes from top to bottom: 1. the query's projection ``q = x W_q + b_q`` with the shapes, cut
-    into ``H`` pieces; 2. one box per head, side by side: its piece of ``q``, its weights over the
-    key tokens (with bars of blocks, readable without colour) and its output; 3. the heads' outputs
-    concatenated, back to ``D`` numbers; 4. the output projection ``W_o, b_o``. Every number is
-    :func:`multi_head_numbers`' rounded to 2 decimals. One layout fits a phone; wider screens
-    spread it.
+    ``x (T, D)`` one sentence's vectors, ``params`` an :class:`course_utils.attention.AttentionParams`
+    of width ``D``, ``n_heads`` (1 to 3) dividing ``D`` (at most 6), ``tokens (T,)``, ``query`` the
+    token followed, ``batch`` the ``B`` the shapes are written for (the sentence is one of ``B``).
+    Boxes from top to bottom: 1. the queries ``Q = x W_q + b_q``, every token's row cut into ``H``
+    pieces (``[a, b | c, d]``), and the two moves that split them, the reshape ``(B, T, D)`` →
+    ``(B, T, H, D/H)`` and the transpose → ``(B, H, T, D/H)``; 2. one box per head, side by side:
+    its ``(T, D/H)`` slice of the queries (every token's piece), the followed query's weights over
+    the key tokens (with bars of blocks, readable without colour) and its output; 3. the merge, the
+    transpose back and the reshape to ``(B, T, D)``, and the heads' outputs side by side; 4. the
+    output projection ``W_o, b_o``. Every number is :func:`multi_head_numbers`' rounded to 2
+    decimals. One layout fits a phone; wider screens spread it.
     """
     x = _matrix("x", x, "(T, D)")
     labels = _check_tokens(tokens, x.shape[0])
@@ -487,38 +374,126 @@ def multi_head_figure(x, params, n_heads: int, tokens: Sequence[str], query: int
     H, d_head = int(n_heads), D // int(n_heads)
     if D > 6 or H > 3:
         raise ValueError(f"expected D of at most 6 and at most 3 heads (the boxes hold every number), got D={D}, H={H}")
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise ValueError(f"expected batch, the B of the shapes, to be a positive integer, got {batch!r}")
     name = html.escape(labels[query])
+    B, lines, number, vector, bar = int(batch), boxes.labelled_lines, boxes.number, boxes.vector, boxes.bar
 
     def pieces(vector) -> str:  # [a, b | c, d]: the heads' pieces
         parts = np.asarray(vector).reshape(H, d_head)
-        return "[" + " | ".join(", ".join(_number(v) for v in part) for part in parts) + "]"
+        return "[" + " | ".join(", ".join(number(v) for v in part) for part in parts) + "]"
 
     texts = [
-        f"<b>1. project</b>: q = x W_q + b_q<br>(T, D) = ({T}, {D}); the row of {name}:<br>q = {pieces(n['q'])}<br>"
-        f"<b>split</b>: D = {D} → {H} heads × d_head = {d_head}",
+        f"<b>1. project</b>: Q = x W_q + b_q, (B, T, D)<br>= ({B}, {T}, {D}); the rows of this sentence:<br>"
+        + lines(labels, [pieces(row) for row in n["queries"]], query)
+        + f"<br><b>split</b>: reshape (B, T, H, D/H) = ({B}, {T}, {H}, {d_head})<br>"
+        f"then transpose (B, H, T, D/H) = ({B}, {H}, {T}, {d_head})",
     ]
     for h in range(H):
         columns = f"{h * d_head}–{(h + 1) * d_head - 1}" if d_head > 1 else f"{h * d_head}"
         texts.append(
-            f"<b>2. head {h}</b><br>columns {columns}<br>q = {_vector(n['head_q'][h])}<br>weights:<br>"
-            + _lines(labels, [f"{_number(w)} {_bar(w, 8)}" for w in n["weights"][h]], query)
-            + f"<br>output<br>{_vector(n['head_outputs'][h])}"
+            f"<b>2. head {h}</b>: Q[:, {h}]<br>(T, D/H) = ({T}, {d_head})<br>columns {columns}:<br>"
+            + lines(labels, [boxes.row(q) for q in n["head_queries"][h]], query)
+            + f"<br>weights of {name}:<br>"
+            + lines(labels, [f"{number(w)} {bar(w, 8)}" for w in n["weights"][h]], query)
+            + f"<br>output<br>{vector(n['head_outputs'][h])}"
         )
     texts += [
-        f"<b>3. merge</b>: concatenate<br>{pieces(n['concatenated'])}<br>(T, D) = ({T}, {D})",
-        f"<b>4. output projection</b><br>× W_o + b_o, (D, D) = ({D}, {D})<br><b>output = {_vector(n['output'])}</b>",
+        f"<b>3. merge</b>: transpose back<br>(B, T, H, D/H) = ({B}, {T}, {H}, {d_head}), reshape<br>"
+        f"(B, T, D) = ({B}, {T}, {D}); the row of {name}:<br>{pieces(n['concatenated'])}",
+        f"<b>4. output projection</b><br>× W_o + b_o, (D, D) = ({D}, {D})<br><b>output = {vector(n['output'])}</b>",
     ]
     heads = list(range(1, H + 1))
+    rows = [[0], heads, [H + 1], [H + 2]]
     edges = [(0, h) for h in heads] + [(h, H + 1) for h in heads] + [(H + 1, H + 2)]
-    top = 64
-    layout = _rows_layout(texts, [[0], heads, [H + 1], [H + 2]], NARROW_DESIGN_PX, top_px=top, edges=edges)
+    title = f"Multi-head attention for “{name}”: split, attend per head, merge"
+    return boxes.box_diagram(texts, title=title, wide_rows=rows, narrow_rows=rows, edges=edges)
+
+
+# --------------------------------------------------------------------------------------------
+# The soft search: queries and keys as vectors in the plane of a tiny store
+
+
+def soft_search_numbers(keys, values, queries: dict) -> dict[str, dict[str, np.ndarray]]:
+    """What each query of a soft search finds: ``keys (N, 2)``, ``values (N, d_v)``, ``queries``
+    a dict of names to ``(2,)`` vectors. Returns, per query name, ``scores (N,)`` (``keys @ q``,
+    unscaled, as the lesson's store computes them), ``weights (N,)`` (their softmax) and ``output
+    (d_v,)`` (``weights @ values``).
+    """
+    keys, values = _matrix("keys", keys, "(N, 2)"), _matrix("values", values, "(N, d_v)")
+    if keys.shape[1] != 2 or values.shape[0] != keys.shape[0]:
+        raise ValueError(f"expected keys (N, 2) and values (N, d_v) of one row per item, got {keys.shape} and "
+                         f"{values.shape}")  # fmt: skip
+    if not isinstance(queries, dict) or not queries:
+        raise ValueError(f"expected queries as a non-empty dict of names to (2,) vectors, got {queries!r}")
+    found = {}
+    for name, q in queries.items():
+        plots.require_text("a query's name", name)
+        q = np.asarray(q, dtype=float)
+        if q.shape != (2,) or not np.all(np.isfinite(q)):
+            raise ValueError(f"expected the query {name!r} to be a finite vector of shape (2,), got {q.shape}")
+        scores = keys @ q  # (N,)
+        weights = _softmax(scores)  # (N,)
+        found[name] = dict(scores=scores, weights=weights, output=weights @ values)
+    return found
+
+
+def soft_search_figure(keys, values, items: Sequence[str], queries: dict, *,
+                       key_axes: tuple[str, str] = ("animal-like", "vehicle-like"),
+                       value_names: Sequence[str] = ("legs", "wheels")) -> go.Figure:
+    """A soft search drawn in the plane of the keys: ``keys (N, 2)`` as arrows from the origin, one
+    per item of ``items (N,)``, and each query of ``queries`` (names to ``(2,)`` vectors, at most
+    4) as a thicker arrow; at the tip of every key, the weight each query gives it (``w1``,
+    ``w2``, ... in the queries' order, with bars of blocks, so sizes read without colour); under
+    the plot, what each query gets back, ``weights @ values`` (``values (N, d_v)``, one number per
+    name of ``value_names``). The axes are named by ``key_axes`` and drawn to one scale, so that the
+    angles between the vectors are true. Every number is :func:`soft_search_numbers`' rounded to 2
+    decimals.
+    """
+    found = soft_search_numbers(keys, values, queries)
+    keys, values = np.asarray(keys, dtype=float), np.asarray(values, dtype=float)
+    items = [str(i) for i in items]
+    if len(items) != len(keys) or len(found) > 4:
+        raise ValueError(f"expected one item name per key ({len(keys)}) and at most 4 queries, got {len(items)} "
+                         f"names and {len(found)} queries")  # fmt: skip
+    if len(value_names) != values.shape[1]:
+        raise ValueError(f"expected one value name per column of values ({values.shape[1]}), got {list(value_names)}")
+    subscripts = "₁₂₃₄"
+    names = list(found)
     fig = go.Figure()
+    for j, (item, key) in enumerate(zip(items, keys)):
+        plots.arrow(fig, [0, 0], key, plots.color(0), width=2)
+        weights = "".join(f"<br>w{subscripts[i]} {boxes.number(found[n]['weights'][j])} {boxes.bar(found[n]['weights'][j], 5)}"
+                          for i, n in enumerate(names))  # fmt: skip
+        below = key[1] <= 0.5 * abs(key[0]) and j == int(np.argmax(keys[:, 0]))  # the longest along x: its label below
+        fig.add_annotation(x=float(plots.significant([key[0]])[0]), y=float(plots.significant([key[1]])[0]),
+                           text=f"<b>key: {html.escape(item)}</b>{weights}", showarrow=False, align="left",
+                           xanchor="center" if below else "left", yanchor="top" if below else "bottom",
+                           yshift=-8 if below else 6, font=dict(size=12, color=plots.color(0)))  # fmt: skip
+    for i, (name, q) in enumerate(queries.items()):
+        colour = plots.color(5 if i == 0 else i + 1)
+        below = i == 0  # the first query's label under its tip, the others' over theirs
+        plots.arrow(fig, [0, 0], q, colour, f"q{subscripts[i]}: {html.escape(name)}",
+                    np.asarray(q, dtype=float) + [0.05, -0.1 if below else 0.1], ("left", "top" if below else "bottom"),
+                    width=4)  # fmt: skip
+    got = "<br>".join(
+        f"q{subscripts[i]} {html.escape(n)} gets "
+        + ", ".join(f"{boxes.number(v, 1)} {html.escape(str(v_name))}" for v, v_name in zip(found[n]["output"], value_names))
+        for i, n in enumerate(names)
+    )  # fmt: skip
+    fig.add_annotation(x=0, y=0, xref="paper", yref="paper", yshift=-62, xanchor="left", yanchor="top", align="left",
+                       text=f"weights w = softmax(q · k); each query gets Σ w × value:<br>{got}", showarrow=False,
+                       font=dict(size=12))  # fmt: skip
+    reach = np.abs(np.concatenate([keys, [np.asarray(q, dtype=float) for q in queries.values()]]))
+    top = float(reach.max())
+    fig.update_xaxes(title_text=f"key dimension 0: {key_axes[0]}", range=[-0.3, round(top + 1.3, 2)], zeroline=True,
+                     constrain="domain")  # fmt: skip
+    fig.update_yaxes(title_text=f"dimension 1: {key_axes[1]}", range=[-1.2, round(top + 1.0, 2)], zeroline=True,
+                     scaleanchor="x")  # fmt: skip
     fig.update_layout(
-        title=dict(text=f"Multi-head attention for “{name}”: split, attend per head, merge", x=0.02, xanchor="left"),
-        template=plots.TEMPLATE,
-        margin=dict(l=4, r=4, t=top, b=8),
-        showlegend=False,
-        font=dict(size=13),
-        **layout,
-    )
+        title=dict(text="A soft search: queries and keys as vectors, and the weights they give", x=0.02,
+                   xanchor="left"),
+        template=plots.TEMPLATE, height=560, margin=dict(l=60, r=20, t=60, b=80 + 16 * len(names)),
+        font=dict(size=13), showlegend=False,
+    )  # fmt: skip
     return fig

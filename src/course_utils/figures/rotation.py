@@ -1,0 +1,187 @@
+"""Positions as turns on a circle: lesson 03's sinusoidal pair moved ``k`` positions on
+(:func:`position_shift_figure`) and lesson 09's RoPE, a query and a key each turned by its position
+(:func:`rope_pair_figure`).
+
+Both draw one pair of coordinates as arrows in its plane, to one scale (angles are true), with the
+turn drawn as an arc labelled by its angle in radians, so that the figure reads without colour.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .. import plots
+from ..positional import frequencies
+from ..validation import positive_int
+
+__all__ = ["position_shift_figure", "rope_pair_figure", "rope_pair_numbers"]
+
+
+def _unit_circle(name: str = "the pair's circle") -> go.Scatter:
+    """The unit circle, dotted grey (73 points)."""
+    turn = np.linspace(0, 2 * np.pi, 73)
+    return go.Scatter(x=plots.significant(np.cos(turn)), y=plots.significant(np.sin(turn)), mode="lines",
+                      line=dict(color=plots.REFERENCE_COLOR, dash="dot", width=1), name=name, hoverinfo="skip",
+                      showlegend=False)  # fmt: skip
+
+
+def _arc(start: float, turn: float, radius: float, colour: str, name: str, dash: str = "solid") -> go.Scatter:
+    """An arc of ``radius`` from the polar angle ``start`` turning by ``turn`` (radians, positive =
+    anticlockwise), ending in an arrowhead."""
+    angles = start + np.linspace(0.0, turn, max(8, int(abs(turn) * 12)))
+    return go.Scatter(
+        x=plots.significant(radius * np.cos(angles)), y=plots.significant(radius * np.sin(angles)),
+        mode="lines+markers", line=dict(color=colour, width=2, dash=dash), name=name, hoverinfo="name",
+        marker=dict(symbol="arrow", angleref="previous", size=[0] * (len(angles) - 1) + [12], color=colour),
+        showlegend=False,
+    )  # fmt: skip
+
+
+def _label(fig: go.Figure, at, text: str, colour: str, anchor=("center", "middle"), **where) -> None:
+    at = plots.significant(at)
+    fig.add_annotation(x=at[0], y=at[1], text=text, showarrow=False, xanchor=anchor[0], yanchor=anchor[1],
+                       font=dict(size=12, color=colour), **where)  # fmt: skip
+
+
+def position_shift_figure(encoding, k: int, starts: Sequence[int] = (0, 7), pair: int = 0) -> go.Figure:
+    """Moving ``k`` positions on turns a sinusoidal pair by ``ω_i k``, from any start.
+
+    ``encoding (L, d_model)``: a sinusoidal table (sin in even, cos in odd dimensions); ``pair`` ``i``
+    is its dimensions ``(2i, 2i + 1)``, the point ``(sin ω_i pos, cos ω_i pos)`` on the unit circle
+    (x: the sine, y: the cosine, as the lesson's E + P figure). For each of the two ``starts``
+    ``p``: an arrow to the pair of position ``p``, an arrow to the pair of ``p + k``, and the arc
+    between them, labelled with its angle, ``ω_i k``, the same for both starts (clockwise: in these
+    coordinates the positions go round clockwise). Every position up to the last drawn is a grey
+    dot on the circle.
+    """
+    encoding = np.asarray(encoding, dtype=float)
+    if encoding.ndim != 2 or encoding.shape[1] % 2 or not np.all(np.isfinite(encoding)):
+        raise ValueError(f"expected a finite sinusoidal table (L, d_model) with d_model even, got {encoding.shape}")
+    L, d_model = encoding.shape
+    k = positive_int("k", k)
+    if isinstance(pair, bool) or not isinstance(pair, (int, np.integer)) or not 0 <= pair < d_model // 2:
+        raise ValueError(f"expected pair to be an integer in 0 .. {d_model // 2 - 1}, got {pair!r}")
+    starts = [int(p) for p in starts]
+    if len(starts) != 2 or len(set(starts)) != 2 or not all(0 <= p and p + k < L for p in starts):
+        raise ValueError(f"expected two different starts p with p + k = p + {k} inside the table's {L} positions, "
+                         f"got {starts}")  # fmt: skip
+    omega = float(frequencies(d_model)[2 * pair])
+    points = encoding[:, 2 * pair:2 * pair + 2]  # (L, 2): (sin, cos) of every position
+    shown = max(starts) + k + 1
+    fig = go.Figure()
+    fig.add_trace(_unit_circle())
+    fig.add_trace(go.Scatter(
+        x=plots.significant(points[:shown, 0]), y=plots.significant(points[:shown, 1]), mode="markers",
+        marker=dict(color=plots.REFERENCE_COLOR, size=6), name=f"positions 0 to {shown - 1}",
+        hovertext=[f"position {p}" for p in range(shown)], hoverinfo="text", showlegend=False,
+    ))  # fmt: skip
+    for j, p in enumerate(starts):
+        colour, radius = plots.color(0 if j == 0 else 5), (0.55 if j == 0 else 0.8)
+        start, end = points[p], points[p + k]
+        plots.arrow(fig, [0, 0], start, colour, f"pos {p}", start * 1.08, ("center", "middle"))
+        plots.arrow(fig, [0, 0], end, colour, f"pos {p + k}", end * 1.08, ("center", "middle"))
+        polar = np.arctan2(start[1], start[0])  # the point (sin φ, cos φ) stands at the polar angle π/2 − φ
+        fig.add_trace(_arc(polar, -omega * k, radius, colour, f"from {p} to {p + k}: ω·k = {omega * k:.2f} rad",
+                           dash="solid" if j == 0 else "dash"))  # fmt: skip
+        middle = polar - omega * k / 2
+        at = radius - 0.2 if j == 0 else radius + 0.2  # the inner arc's label inside it, the outer's outside
+        _label(fig, at * np.array([np.cos(middle), np.sin(middle)]), f"{p} → {p + k}:<br>{omega * k:.2f} rad", colour)
+    fig.update_xaxes(title_text=f"dimension {2 * pair}: sin(ω·pos)", range=[-1.35, 1.35], zeroline=True,
+                     constrain="domain")  # fmt: skip
+    fig.update_yaxes(title_text=f"dimension {2 * pair + 1}: cos(ω·pos)", range=[-1.25, 1.25], zeroline=True,
+                     scaleanchor="x")  # fmt: skip
+    fig.update_layout(
+        title=dict(text=f"Moving k = {k} positions on turns pair {pair} by ω·k = {omega * k:.2f} rad, from any start",
+                   x=0.02, xanchor="left"),
+        template=plots.TEMPLATE, height=520, margin=dict(l=70, r=20, t=70, b=60), font=dict(size=13),
+        showlegend=False,
+    )  # fmt: skip
+    return fig
+
+
+def rope_pair_numbers(query, key, positions: Sequence[tuple[int, int]], pair: int = 0) -> dict[str, np.ndarray]:
+    """What :func:`rope_pair_figure` draws: ``query, key (d,)`` one head's vectors, ``positions``
+    pairs ``(m, n)`` (the query's and the key's). Returns ``q, k (len(positions), 2)``, the pair
+    ``(x_i, x_{i+d/2})`` of the query turned by ``m θ_i`` and of the key turned by ``n θ_i``
+    (:func:`course_utils.rope.apply_rope`), ``theta`` and ``between (len(positions),)``, the angle
+    from the turned query to the turned key (radians, in ``(-π, π]``).
+    """
+    from .. import rope
+
+    query, key = np.asarray(query, dtype=float), np.asarray(key, dtype=float)
+    if query.ndim != 1 or query.shape != key.shape or query.size % 2 or not np.all(np.isfinite([query, key])):
+        raise ValueError(f"expected a query and a key of one even width (d,), got {query.shape} and {key.shape}")
+    d = query.size
+    if isinstance(pair, bool) or not isinstance(pair, (int, np.integer)) or not 0 <= pair < d // 2:
+        raise ValueError(f"expected pair to be an integer in 0 .. {d // 2 - 1}, got {pair!r}")
+    positions = [tuple(int(p) for p in mn) for mn in positions]
+    if not positions or any(len(mn) != 2 for mn in positions):
+        raise ValueError(f"expected positions as (m, n) pairs, got {positions}")
+    m, n = np.array(positions).T
+    columns = [pair, pair + d // 2]
+    q = rope.apply_rope(np.repeat(query[None], len(m), 0), m)[:, columns]  # (P, 2)
+    k = rope.apply_rope(np.repeat(key[None], len(n), 0), n)[:, columns]  # (P, 2)
+    between = np.angle(np.exp(1j * (np.arctan2(k[:, 1], k[:, 0]) - np.arctan2(q[:, 1], q[:, 0]))))
+    theta = float(rope.inverse_frequencies(d)[pair])
+    return dict(q=q, k=k, theta=np.float64(theta), between=between)
+
+
+def rope_pair_figure(query, key, positions: Sequence[tuple[int, int]], pair: int = 0) -> go.Figure:
+    """RoPE on one pair of coordinates: the query turned by its position ``m``, the key by ``n``.
+
+    ``query, key (d,)``, one head's vectors before RoPE; ``positions``: two pairs ``(m, n)`` with
+    the same offset ``n - m``, one panel each (side by side; stacked on a phone). In each panel,
+    in the plane of coordinates ``(x_i, x_{i+d/2})`` (``pair`` ``i``, Hugging Face's layout): the
+    query and the key before turning (thin, dotted), the query turned by ``m θ_i`` and the key by
+    ``n θ_i`` (arrows), and the arc from the one to the other, labelled with the angle between
+    them: the same in both panels, since it depends on ``n - m`` only. Numbers from
+    :func:`rope_pair_numbers`.
+    """
+    found = rope_pair_numbers(query, key, positions, pair)
+    positions = [tuple(int(p) for p in mn) for mn in positions]
+    if len(positions) != 2 or len({n - m for m, n in positions}) != 1:
+        raise ValueError(f"expected two (m, n) pairs with one offset n - m, got {positions}")
+    d = np.size(query)
+    columns = [pair, pair + d // 2]
+    before_q, before_k = np.asarray(query, dtype=float)[columns], np.asarray(key, dtype=float)[columns]
+    reach = 1.25 * float(max(np.linalg.norm(before_q), np.linalg.norm(before_k)))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=[
+        f"query at m = {m}, key at n = {n}" for m, n in positions])  # fmt: skip
+    q_colour, k_colour = plots.color(5), plots.color(0)
+    for col, ((m, n), q, k, between) in enumerate(zip(positions, found["q"], found["k"], found["between"]), start=1):
+        axis = "" if col == 1 else str(col)
+        for vector, name in ((before_q, "q before"), (before_k, "k before")):
+            fig.add_trace(go.Scatter(x=plots.significant([0, vector[0]]), y=plots.significant([0, vector[1]]),
+                                     mode="lines", line=dict(color=plots.REFERENCE_COLOR, dash="dot", width=1.5),
+                                     name=name, hoverinfo="name", showlegend=False), row=1, col=col)  # fmt: skip
+        for vector, colour, text in ((q, q_colour, f"q turned by {m}θ"), (k, k_colour, f"k turned by {n}θ")):
+            tip = plots.significant(vector)
+            fig.add_annotation(x=tip[0], y=tip[1], ax=0, ay=0, xref=f"x{axis}", yref=f"y{axis}", axref=f"x{axis}",
+                               ayref=f"y{axis}", text="", showarrow=True, arrowhead=3, arrowsize=1.3, arrowwidth=2.5,
+                               arrowcolor=colour)  # fmt: skip
+            away = vector / (np.linalg.norm(vector) or 1.0)  # the label beyond the tip, anchored away from it
+            anchor = ("left" if away[0] >= 0 else "right", "bottom" if away[1] >= 0 else "top")
+            _label(fig, vector + 0.06 * reach * away, text, colour, anchor, xref=f"x{axis}", yref=f"y{axis}")
+        start = float(np.arctan2(q[1], q[0]))
+        radius = 0.3 * reach
+        fig.add_trace(_arc(start, float(between), radius, plots.color(2), f"angle between: {between:.2f} rad"),
+                      row=1, col=col)  # fmt: skip
+        middle = start + float(between) / 2
+        _label(fig, (radius + 0.25 * reach / 1.25) * np.array([np.cos(middle), np.sin(middle)]),
+               f"<b>{between:.2f} rad</b>", plots.color(2), xref=f"x{axis}", yref=f"y{axis}")
+        fig.update_xaxes(range=[-reach, reach], zeroline=True, title_text=f"x<sub>{pair}</sub>", constrain="domain",
+                         row=1, col=col)  # fmt: skip
+        fig.update_yaxes(range=[-reach, reach], zeroline=True, title_text=f"x<sub>{pair + d // 2}</sub>",
+                         scaleanchor=f"x{axis}", row=1, col=col)  # fmt: skip
+    offset = positions[0][1] - positions[0][0]
+    fig.update_layout(
+        title=dict(text=f"RoPE turns q by mθ and k by nθ: the angle between them depends on n − m = {offset} only",
+                   x=0.02, xanchor="left"),
+        template=plots.TEMPLATE, height=480, margin=dict(l=60, r=20, t=90, b=60), font=dict(size=13),
+        showlegend=False,
+    )  # fmt: skip
+    return fig

@@ -1,0 +1,168 @@
+"""Lesson 09's mechanism pictures: a KV cache growing one token at a time (:func:`kv_cache_figure`),
+query heads sharing key/value heads (:func:`kv_sharing_figure`), and the online softmax reading the
+keys block by block with its running maximum (:func:`online_softmax_figure`). RoPE's picture is in
+:mod:`course_utils.figures.rotation`, beside lesson 03's rotation.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import plots
+from ..validation import positive_int
+from . import boxes
+
+__all__ = ["kv_cache_figure", "kv_sharing_figure", "online_softmax_figure"]
+
+
+def kv_cache_figure(tokens: Sequence[str], prompt_length: int, config) -> go.Figure:
+    """A decoder's KV cache, step by step: the prompt read at once, then one new token a step.
+
+    ``tokens``: the prompt's tokens, then the tokens written (at most 4 written are drawn, each at
+    most 10 characters); ``prompt_length`` how many of them the prompt holds; ``config`` the
+    decoder's :class:`course_utils.decoder.DecoderConfig` (its layers, heads, key/value heads and
+    head width give the shapes). One box per step: what the step reads, the shape of the new
+    queries, keys and values, the cache of every layer after it, ``(B, H_kv, t, d)``, its keys by
+    token (the new ones in bold), and what the new token's query attends over. Two boxes a row on
+    a laptop (a snake) where they fit, one column on a phone.
+    """
+    tokens = [str(t) for t in tokens]
+    prompt_length = positive_int("prompt_length", prompt_length)
+    for name in ("n_layers", "n_heads", "kv_heads", "head_dim"):
+        if not isinstance(getattr(config, name, None), int):
+            raise TypeError(f"expected a DecoderConfig (n_layers, n_heads, kv_heads, head_dim), got {type(config).__name__}")
+    written = len(tokens) - prompt_length
+    if not 1 <= written <= 4 or any(not 0 < len(t) <= 10 for t in tokens) or prompt_length > 6:
+        raise ValueError(f"expected a prompt of at most 6 tokens, then 1 to 4 written, each of 1 to 10 characters, "
+                         f"got {tokens} with prompt_length={prompt_length}")  # fmt: skip
+    L, H, H_kv, d = config.n_layers, config.n_heads, config.kv_heads, config.head_dim
+    texts = []
+    for step in range(written + 1):
+        t = prompt_length + step  # tokens cached after this step
+        new = range(0, prompt_length) if step == 0 else range(t - 1, t)
+        reading = " ".join(html.escape(tokens[i]) for i in new)
+        cached = " ".join(f"<b>{html.escape(tok)}</b>" if i in new else html.escape(tok) for i, tok in enumerate(tokens[:t]))
+        head = (f"<b>prompt</b>: reads {reading} at once" if step == 0
+                else f"<b>step {step}</b>: reads “{reading}” at position {t - 1}")  # fmt: skip
+        attends = (f"causal mask: {len(new)} queries × {t} keys" if step == 0
+                   else f"1 query × {t} keys, no mask needed")  # fmt: skip
+        texts.append(
+            f"{head}<br>new q: (1, {H}, {len(new)}, {d}), k, v: (1, {H_kv}, {len(new)}, {d})<br>"
+            f"cache, in each of {L} layers:<br>(B, H_kv, t, d) = (1, {H_kv}, <b>{t}</b>, {d})<br>"
+            f"k, v of: {cached}<br>{attends}"
+        )
+    title = f"A KV cache grows by one key and one value a token: {L} layers × {H_kv} heads × {d} numbers each"
+    return boxes.box_diagram(texts, title=title, wide_rows=boxes.snake_that_fits(texts))
+
+
+def kv_sharing_figure(n_heads: int, kv_head_counts: Sequence[int]) -> go.Figure:
+    """Query heads and the key/value heads they read, for each count of key/value heads.
+
+    ``n_heads``: query heads ``H`` (at most 16); ``kv_head_counts``: 1 to 4 counts ``H_kv``, each
+    dividing ``H``. One band per count, top to bottom: the ``H`` query heads on a row (circles
+    ``q0``, ``q1``, ...) above the ``H_kv`` key/value heads (squares ``kv0``, ...), each query head
+    joined to the head it reads: :func:`course_utils.grouped_query.repeat_kv`'s order, groups of
+    ``H / H_kv`` neighbours. Each band is named, with the share of the cache it keeps.
+    """
+    import torch
+
+    from ..grouped_query import repeat_kv
+
+    H = positive_int("n_heads", n_heads)
+    counts = [positive_int("a key/value head count", c) for c in kv_head_counts]
+    if H > 16 or not 1 <= len(counts) <= 4 or any(H % c for c in counts):
+        raise ValueError(f"expected at most 16 query heads and 1 to 4 key/value head counts dividing them, got "
+                         f"H={H}, {counts}")  # fmt: skip
+    fig = go.Figure()
+    band = 3.0
+    for b, H_kv in enumerate(counts):
+        top, bottom = -b * band, -b * band - 1.4
+        heads = torch.arange(H_kv, dtype=torch.float64).reshape(1, H_kv, 1, 1)
+        reads = repeat_kv(heads, H // H_kv).reshape(H).long().tolist()  # the key/value head of each query head
+        q_x = np.arange(H) - (H - 1) / 2
+        kv_x = (np.arange(H_kv) - (H_kv - 1) / 2) * (H / H_kv)
+        xs, ys = [], []
+        for i, g in enumerate(reads):
+            xs += [float(q_x[i]), float(kv_x[g]), None]
+            ys += [top, bottom, None]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=plots.color(b), width=1.8,
+                                 dash=plots.DASHES[b]), name=f"{H_kv} key/value heads", hoverinfo="name"))  # fmt: skip
+        fig.add_trace(go.Scatter(x=plots.significant(q_x), y=[top] * H, mode="markers", name="query heads",
+                                 marker=dict(symbol="circle", size=16, color="white", line=dict(color="black", width=1.5)),
+                                 hovertext=[f"query head {i} reads key/value head {g}" for i, g in enumerate(reads)],
+                                 hoverinfo="text", showlegend=False))  # fmt: skip
+        fig.add_trace(go.Scatter(x=plots.significant(kv_x), y=[bottom] * H_kv, mode="markers", name="key/value heads",
+                                 marker=dict(symbol="square", size=18, color=plots.color(b), line=dict(color="black", width=1.5)),
+                                 hovertext=[f"key/value head {g}" for g in range(H_kv)], hoverinfo="text",
+                                 showlegend=False))  # fmt: skip
+        kind = "multi-head" if H_kv == H else "multi-query" if H_kv == 1 else "grouped-query"
+        fig.add_annotation(x=-(H - 1) / 2 - 0.6, y=top + 0.75, xanchor="left", showarrow=False, font=dict(size=12),
+                           text=f"<b>{kind}</b>: {H_kv} key/value head{'s' if H_kv > 1 else ''}, "
+                                f"{H // H_kv} quer{'ies' if H // H_kv > 1 else 'y'} each; cache {H_kv}/{H}")  # fmt: skip
+    fig.update_xaxes(visible=False, range=[-(H - 1) / 2 - 0.8, (H - 1) / 2 + 0.8])
+    fig.update_yaxes(visible=False, range=[-(len(counts) - 1) * band - 1.9, 1.3])
+    fig.update_layout(
+        title=dict(text=f"{H} query heads (circles) and the key/value heads (squares) they read", x=0.02,
+                   xanchor="left"),
+        template=plots.TEMPLATE, height=90 + 150 * len(counts), margin=dict(l=10, r=10, t=60, b=10),
+        font=dict(size=13), showlegend=False,
+    )  # fmt: skip
+    return fig
+
+
+def online_softmax_figure(query, keys, values, block_size: int) -> go.Figure:
+    """The online softmax for one query, block by block of keys.
+
+    ``query (d_k,)``, ``keys (T_k, d_k)``, ``values (T_k, d_v)`` (``T_k`` at most 32, at most 4
+    blocks, ``d_v`` at most 3), ``block_size`` keys a block. The query's scores ``q · k_j /
+    sqrt(d_k)``, one bar per key, the blocks told apart by shade and hatching; the running maximum
+    ``m`` after each block as a black step line; over each block, its state: ``m``, the factor
+    ``e^(m_old − m)`` that rescaled the sums kept so far (×1.00 when the maximum did not change;
+    "sums start" at the first block) and the running sum ``ℓ``. The title gives the
+    result, ``acc / ℓ``, beside lesson 04's softmax-weighted sum: the same numbers. From
+    :func:`course_utils.online_softmax.blocked_attention_steps`.
+    """
+    from ..online_softmax import blocked_attention_steps
+
+    q, k, v = (np.asarray(a, dtype=float) for a in (query, keys, values))
+    if q.ndim != 1 or k.ndim != 2 or v.ndim != 2 or k.shape[1] != q.size or v.shape[0] != k.shape[0]:
+        raise ValueError(f"expected query (d_k,), keys (T_k, d_k) and values (T_k, d_v), got {q.shape}, {k.shape}, "
+                         f"{v.shape}")  # fmt: skip
+    block_size = positive_int("block_size", block_size)
+    if k.shape[0] > 32 or v.shape[1] > 3 or -(-k.shape[0] // block_size) > 4:
+        raise ValueError(f"expected at most 32 keys in at most 4 blocks, and values of at most 3 numbers, got "
+                         f"{k.shape[0]} keys in blocks of {block_size} and d_v = {v.shape[1]}")  # fmt: skip
+    states = list(blocked_attention_steps(q[None], k, v, block_size))
+    scores = np.concatenate([s.scores.numpy()[0] for s in states])  # (T_k,)
+    result = (states[-1].acc / states[-1].l).numpy()[0]  # (d_v,)
+    weights = np.exp(scores - scores.max())
+    direct = (weights / weights.sum()) @ v  # lesson 04's way: every score at once
+    fig = go.Figure()
+    top = float(max(scores.max(), 0.0))
+    for n, s in enumerate(states):
+        m, correction, total = float(s.m), float(s.correction), float(s.l)
+        fig.add_trace(go.Bar(x=list(range(s.start, s.stop)), y=plots.significant(scores[s.start:s.stop]),
+                             name=f"block {n + 1}", marker=dict(color=plots.color(0 if n % 2 == 0 else 4),
+                             pattern_shape="" if n % 2 == 0 else "/", line=dict(color="black", width=0.5)),
+                             hovertemplate="key %{x}: score %{y:.2f}<extra></extra>"))  # fmt: skip
+        fig.add_trace(go.Scatter(x=[s.start - 0.5, s.stop - 0.5], y=plots.significant([m, m]), mode="lines",
+                                 line=dict(color="black", width=3), name=f"m after block {n + 1}",
+                                 hovertemplate=f"running maximum m = {m:.2f}<extra></extra>"))  # fmt: skip
+        fig.add_annotation(x=(s.start + s.stop - 1) / 2, y=1.0, yref="paper", yanchor="bottom", showarrow=False,
+                           align="center", font=dict(size=11),
+                           text=f"<b>block {n + 1}</b><br>m = {m:.2f}<br>"
+                                + ("sums start" if n == 0 else f"sums ×{correction:.2f}") + f"<br>ℓ = {total:.2f}")
+    low = float(min(scores.min(), 0.0))
+    fig.update_xaxes(title_text="key j", tick0=0, dtick=1 if k.shape[0] <= 16 else 2, range=[-0.6, k.shape[0] - 0.4])
+    fig.update_yaxes(title_text="score q·k / √d", range=[low - 0.15 * (top - low + 1), top + 0.15 * (top - low + 1)])
+    fig.update_layout(
+        title=dict(text=f"Online softmax, {block_size} keys a block: acc / ℓ = {boxes.vector(result)}; "
+                        f"softmax · V = {boxes.vector(direct)}", x=0.02, xanchor="left"),
+        template=plots.TEMPLATE, height=500, margin=dict(l=60, r=20, t=150, b=60), font=dict(size=12),
+        showlegend=False, bargap=0.15,
+    )  # fmt: skip
+    return fig

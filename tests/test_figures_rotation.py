@@ -1,0 +1,73 @@
+"""Positions as turns on a circle: lesson 03's pair moved k positions on, and lesson 09's RoPE
+pair. The points drawn are the package's encodings and rotations (positional, rope), and the angles
+written are the turns between them."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from course_utils import figures, positional, rope
+from course_utils.figures.rotation import rope_pair_numbers
+
+TABLE = positional.sinusoidal_encoding(64, 32)  # (T, d_model): lesson 03's table
+RNG = np.random.default_rng(3)
+Q, K = RNG.standard_normal(16), RNG.standard_normal(16)  # lesson 09's query and key
+
+
+def arrow_tips(fig):
+    return np.array([(a.x, a.y) for a in fig.layout.annotations if a.showarrow])
+
+
+@pytest.mark.parametrize("k, starts, pair", [(3, (0, 7), 0), (5, (2, 30), 1)])
+def test_the_shift_figure_draws_both_starts_and_their_moved_positions(k, starts, pair):
+    fig = figures.position_shift_figure(TABLE, k, starts, pair)
+    expected = [TABLE[p + s, 2 * pair:2 * pair + 2] for p in starts for s in (0, k)]
+    np.testing.assert_allclose(arrow_tips(fig), expected, rtol=5e-4, atol=1e-9)
+    omega = positional.frequencies(32)[2 * pair]
+    arcs = [t for t in fig.data if t.mode == "lines+markers"]
+    assert len(arcs) == 2
+    for arc, p in zip(arcs, starts):
+        ends = np.array([[arc.x[0], arc.y[0]], [arc.x[-1], arc.y[-1]]])
+        # each arc turns by omega k, from the start's direction to the moved position's
+        turned = np.angle((ends[1, 0] + 1j * ends[1, 1]) / (ends[0, 0] + 1j * ends[0, 1]))
+        assert np.isclose(turned, np.angle(np.exp(-1j * omega * k)), atol=2e-3)
+        direction = TABLE[p, 2 * pair:2 * pair + 2]
+        assert np.isclose(np.angle(ends[0, 0] + 1j * ends[0, 1]), np.arctan2(direction[1], direction[0]), atol=2e-3)
+    labels = [a.text for a in fig.layout.annotations if not a.showarrow and "rad" in a.text]
+    assert labels and all(f"{omega * k:.2f} rad" in text for text in labels)
+
+
+def test_the_rope_pair_draws_apply_rope_and_one_angle_for_one_offset():
+    positions = [(0, 3), (40, 43)]
+    fig = figures.rope_pair_figure(Q, K, positions, pair=2)
+    q = rope.apply_rope(torch.from_numpy(np.stack([Q, Q])), [0, 40]).numpy()[:, [2, 10]]
+    k = rope.apply_rope(torch.from_numpy(np.stack([K, K])), [3, 43]).numpy()[:, [2, 10]]
+    np.testing.assert_allclose(arrow_tips(fig), [q[0], k[0], q[1], k[1]], rtol=5e-4, atol=1e-9)
+    between = np.angle((k[:, 0] + 1j * k[:, 1]) / (q[:, 0] + 1j * q[:, 1]))
+    assert np.isclose(between[0], between[1])  # the offset alone sets the angle
+    written = [float(m) for a in fig.layout.annotations for m in re.findall(r"<b>(−?-?\d+\.\d\d) rad</b>", a.text or "")]
+    np.testing.assert_allclose(written, np.round(between, 2), atol=0.0051)
+    found = rope_pair_numbers(Q, K, positions, pair=2)
+    np.testing.assert_allclose(found["between"], between, atol=1e-12)
+    assert found["theta"] == pytest.approx(10000 ** (-4 / 16))
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: figures.position_shift_figure(TABLE[:, :31], 3), "d_model even"),
+        (lambda: figures.position_shift_figure(TABLE, 3, (0, 62)), "inside the table's 64 positions"),
+        (lambda: figures.position_shift_figure(TABLE, 3, (5, 5)), "two different starts"),
+        (lambda: figures.position_shift_figure(TABLE, 3, pair=16), r"pair to be an integer in 0 \.\. 15"),
+        (lambda: figures.rope_pair_figure(Q, K[:8], [(0, 1), (2, 3)]), "one even width"),
+        (lambda: figures.rope_pair_figure(Q, K, [(0, 1), (2, 4)]), "one offset"),
+        (lambda: figures.rope_pair_figure(Q, K, [(0, 1), (2, 3)], pair=8), r"0 \.\. 7"),
+    ],
+)
+def test_bad_inputs_get_clear_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
