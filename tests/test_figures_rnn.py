@@ -12,8 +12,8 @@ import torch
 
 from course_utils import figures, rnn
 from course_utils.data import running_example
-from tests.test_figures_boxes import assert_fits, boxes_of
 from course_utils.figures import boxes
+from tests.test_figures_boxes import assert_fits, boxes_of
 
 EXAMPLE = running_example()
 TOKENS = list(EXAMPLE.tokens)

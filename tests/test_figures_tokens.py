@@ -41,7 +41,7 @@ def test_the_wordpiece_figure_writes_each_step_and_the_pieces(tokenizer):
     assert len(texts) == len(steps) + 1
     for text, step in zip(texts, steps):
         plain = re.sub(r"<[^>]+>", "", text)
-        assert f"glorbiting"[:step.start] + "|" + "glorbiting"[step.start:] in plain
+        assert "glorbiting"[:step.start] + "|" + "glorbiting"[step.start:] in plain
         assert f"keeps {step.kept}," in plain
         assert f"({len(step.tried) - 1} not in it)" in plain or len(step.tried) == 1
     assert re.sub(r"<[^>]+>", "", texts[-1]).split(":", 1)[1].split() == tokenizer.tokenize("glorbiting")

@@ -16,8 +16,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import plots
-from . import boxes
 from ..widgets import Choice, Explorer
+from . import boxes
 
 __all__ = [
     "attention_flow",

@@ -56,7 +56,6 @@ def wordpiece_figure(word: str, steps: Sequence[WordPieceStep]) -> go.Figure:
         texts.append(f"<b>step {k}</b>: {at}<br>{_tries(step)}<br>{kept}")
     pieces = wordpiece_pieces(steps)
     texts.append(f"<b>pieces</b> of {html.escape(word)}:<br>" + " ".join(f"<b>{html.escape(p)}</b>" for p in pieces))
-    n = len(texts)
     title = f"WordPiece splits “{html.escape(word)}”: at each step, the longest piece in the vocabulary"
     return boxes.box_diagram(texts, title=title, wide_rows=boxes.snake_that_fits(texts))
 
@@ -83,7 +82,7 @@ def embedding_lookup_figure(table, tokens: Sequence[str], token: int) -> go.Figu
     one_hot = np.eye(V)[token]  # (V,)
     result = one_hot @ table  # (D,): the product, row `token`
     name = html.escape(tokens[token])
-    rows = [f"{i}: {html.escape(t)}" for i, t in enumerate(tokens)] + [f"= onehot · E"]
+    rows = [f"{i}: {html.escape(t)}" for i, t in enumerate(tokens)] + ["= onehot · E"]
     columns = ["one-hot"] + [f"dim {d}" for d in range(D)]
     span = float(np.abs(table).max()) or 1.0
     fig = go.Figure()
