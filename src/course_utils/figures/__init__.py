@@ -27,7 +27,9 @@ module                  lesson  what it draws
 ``mlm``                 05      one sentence through BERT's 15% and 80/10/10 masking
 ``pattern_finder``      06      each attention head's behaviours (previous token, [CLS], ...)
 ``attention_explorer``  06      every head's attention map, live or kernel-free
-``encoder``             06      one post-LN block as a residual stream; DistilBERT-base stage by stage, and what BERT-base adds
+``encoder``             06, 09  one post-LN block as a residual stream; a post-LN block beside a
+                                pre-LN one; one token's vector before and after LayerNorm;
+                                DistilBERT-base stage by stage, and what BERT-base adds
 ``distillation``        07      a distribution softened by a temperature; its explorer; the student's copy of the
                                 teacher; where a start keeps the held-out words' polarity
 ``since_distilbert``    09      a KV cache growing; query heads sharing key/value heads; the
@@ -37,7 +39,7 @@ module                  lesson  what it draws
 
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
 from .distillation import copy_figure, entropy, polarity_figure, softened, temperature_explorer, temperature_figure
-from .encoder import architecture_figure, block_figure
+from .encoder import architecture_figure, block_figure, layer_norm_figure, layer_norm_numbers, post_pre_ln_figure
 from .masking import (
     MASK_KINDS,
     mask_broadcast_figure,
@@ -103,6 +105,8 @@ __all__ = [
     "heads_figure",
     "kv_cache_figure",
     "kv_sharing_figure",
+    "layer_norm_figure",
+    "layer_norm_numbers",
     "lstm_cell_figure",
     "lstm_cell_numbers",
     "mask_broadcast_figure",
@@ -121,6 +125,7 @@ __all__ = [
     "position_shift_figure",
     "positional_encoding_figure",
     "positional_explorer",
+    "post_pre_ln_figure",
     "prepare_text",
     "qkv_explorer",
     "qkv_token_figure",
