@@ -32,6 +32,8 @@ module                  lesson  what it draws
                                 DistilBERT-base stage by stage, and what BERT-base adds
 ``distillation``        07      a distribution softened by a temperature; its explorer; the student's copy of the
                                 teacher; where a start keeps the held-out words' polarity
+``fine_tuning``         08      one encoder feeding its task heads, each reading its own
+                                vectors; the learning rate of each fine-tuning step
 ``since_distilbert``    09      a KV cache growing; query heads sharing key/value heads; the
                                 online softmax's blocks and running maximum
 ======================  ======  =================================================================
@@ -40,6 +42,7 @@ module                  lesson  what it draws
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
 from .distillation import copy_figure, entropy, polarity_figure, softened, temperature_explorer, temperature_figure
 from .encoder import architecture_figure, block_figure, layer_norm_figure, layer_norm_numbers, post_pre_ln_figure
+from .fine_tuning import schedule_figure, task_heads_figure
 from .masking import (
     MASK_KINDS,
     mask_broadcast_figure,
@@ -134,11 +137,13 @@ __all__ = [
     "rank_heads",
     "rope_pair_figure",
     "rope_pair_numbers",
+    "schedule_figure",
     "sequential_steps_figure",
     "soft_search_figure",
     "soft_search_numbers",
     "softened",
     "strongest_behaviour",
+    "task_heads_figure",
     "temperature_explorer",
     "temperature_figure",
     "uniform_behaviours",
