@@ -31,7 +31,8 @@ module                 used   what it holds
 ``models``             01-08  the bundled teacher and students, hub models
 ``students``           07-08  a student made from its teacher: layers, config, weights
 ``distill``            07-08  distillation losses, the distillation step and loop
-``stats``              07-08  paired differences over seeds and their t-test
+``stats``              07-08  paired differences over seeds, their tests and intervals, Holm, AUC
+``probes``             07     where a model keeps the held-out words' polarity: probes of its table
 ``sizes``              07-08  parameter counts from model configs
 ``task_heads``         08     classification head, word labels on WordPiece tokens
 ``inference``          08     int8 quantisation, bf16, size on disk
