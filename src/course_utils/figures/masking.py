@@ -340,7 +340,7 @@ def mask_broadcast_figure(attention_mask, tokens: Sequence[str], n_heads: int, s
                              edges=[(0, 1)] + [(1, h) for h in heads])  # fmt: skip
 
 
-MODEL_PANELS = ("encoder: bidirectional", "decoder: causal", "encoder–decoder: cross-attention")
+MODEL_PANELS = ("encoder:<br>bidirectional", "decoder:<br>causal", "encoder–decoder:<br>cross-attention")
 
 
 def model_masks_figure(source_tokens: Sequence[str], target_tokens: Sequence[str], source_mask) -> go.Figure:

@@ -482,7 +482,7 @@ def soft_search_figure(keys, values, items: Sequence[str], queries: dict, *,
         for i, n in enumerate(names)
     )  # fmt: skip
     fig.add_annotation(x=0, y=0, xref="paper", yref="paper", yshift=-62, xanchor="left", yanchor="top", align="left",
-                       text=f"weights w = softmax(q · k); each query gets Σ w × value:<br>{got}", showarrow=False,
+                       text=f"weights w = softmax(q · k);<br>each query gets Σ w × value:<br>{got}", showarrow=False,
                        font=dict(size=12))  # fmt: skip
     reach = np.abs(np.concatenate([keys, [np.asarray(q, dtype=float) for q in queries.values()]]))
     top = float(reach.max())
@@ -493,7 +493,7 @@ def soft_search_figure(keys, values, items: Sequence[str], queries: dict, *,
     fig.update_layout(
         title=dict(text="A soft search: queries and keys as vectors, and the weights they give", x=0.02,
                    xanchor="left"),
-        template=plots.TEMPLATE, height=560, margin=dict(l=60, r=20, t=60, b=80 + 16 * len(names)),
+        template=plots.TEMPLATE, height=560, margin=dict(l=60, r=20, t=60, b=96 + 16 * len(names)),
         font=dict(size=13), showlegend=False,
     )  # fmt: skip
     return fig
