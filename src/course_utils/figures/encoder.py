@@ -40,21 +40,7 @@ def _box(
 
 
 def _arrow(fig: go.Figure, x: float, y_from: float, y_to: float) -> None:
-    fig.add_annotation(
-        x=x,
-        y=y_to,
-        ax=x,
-        ay=y_from,
-        xref="x",
-        yref="y",
-        axref="x",
-        ayref="y",
-        text="",
-        showarrow=True,
-        arrowhead=2,
-        arrowwidth=1.5,
-        arrowcolor="grey",
-    )
+    _arrowhead(fig, x, y_from, x, y_to, "grey", width=1.5)
 
 
 def architecture_figure(config: EncoderConfig, bert_config, *, title: str = TITLE) -> go.Figure:
@@ -143,7 +129,9 @@ def _line(
         fig.add_shape(type="line", x0=x0, y0=y0, x1=x1, y1=y1, line=dict(color=colour, width=width, dash=dash))
 
 
-def _arrowhead(fig: go.Figure, x_from: float, y_from: float, x_to: float, y_to: float, colour: str) -> None:
+def _arrowhead(
+    fig: go.Figure, x_from: float, y_from: float, x_to: float, y_to: float, colour: str, width: float = 2
+) -> None:
     fig.add_annotation(
         x=x_to,
         y=y_to,
@@ -156,7 +144,7 @@ def _arrowhead(fig: go.Figure, x_from: float, y_from: float, x_to: float, y_to: 
         text="",
         showarrow=True,
         arrowhead=2,
-        arrowwidth=2,
+        arrowwidth=width,
         arrowcolor=colour,
     )
 
