@@ -390,3 +390,19 @@ def test_the_held_out_forms_come_in_two_families():
     assert len(verbs) == 4 * len(data.HELD_OUT_VERBS)
     with pytest.raises(ValueError, match="expected family 'adjective' or 'verb'"):
         data.held_out_forms("noun")
+
+
+def test_each_unseen_sentence_holds_held_out_adjectives_verbs_or_both():
+    """The unseen slice cut by the kind of held-out word (lesson 06, the 07 lab): each kind is there."""
+    unseen = [s for s in data.sentiment_task("test") if data.slice_of(s) == "unseen"]
+    kinds = collections.Counter(data.held_out_kind(s) for s in unseen)
+    assert set(kinds) == set(data.HELD_OUT_KINDS) and min(kinds.values()) >= 50, kinds
+    adjectives, verbs = data.held_out_forms("adjective"), data.held_out_forms("verb")
+    for sentence in unseen:
+        held = set(sentence.words) & data.held_out_words()
+        expected = {(True, False): "adjectives only", (False, True): "verbs only", (True, True): "both"}
+        assert data.held_out_kind(sentence) == expected[bool(held & adjectives), bool(held & verbs)]
+    seen = next(s for s in data.sentiment_task("train"))
+    assert data.held_out_kind(seen) is None  # no labelled sentence holds one
+    with pytest.raises(TypeError, match="expected a Sentence"):
+        data.held_out_kind("the cat is kind .")

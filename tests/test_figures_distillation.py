@@ -116,7 +116,7 @@ def test_the_copy_figure_draws_an_arrow_from_each_copied_layer_and_marks_the_oth
     fig = figures.copy_figure(6, [0, 2, 4], erased=95)
     texts = _texts(fig)
     for i in (1, 3, 5):
-        assert f"layer {i} <i>(not copied)</i>" in texts
+        assert f"layer {i}<br><i>(not copied)</i>" in texts
     for j, i in enumerate((0, 2, 4)):
         assert f"layer {j}<br>(teacher's {i})" in texts
     arrows = [a for a in fig.layout.annotations if a.showarrow]
@@ -130,6 +130,14 @@ def test_the_copy_figure_draws_an_arrow_from_each_copied_layer_and_marks_the_oth
     y = {t: a.y for a in fig.layout.annotations if not a.showarrow for t in [a.text]}
     layer_arrows = sorted(arrows, key=lambda a: a.y)[1:4]  # above the embeddings, below the head
     assert [a.ay for a in layer_arrows] == [y[f"layer {i}"] for i in (0, 2, 4)]
+    # a phone gets the same boxes, texts and arrows, wider and in a smaller font, inside the figure
+    narrow = fig.layout.meta["narrow_layout"]
+    assert [a["text"] for a in narrow["annotations"]] == texts
+    assert [s_["line"]["dash"] for s_ in narrow["shapes"]] == [s_.line.dash for s_ in fig.layout.shapes]
+    assert all(0 <= s_["x0"] < s_["x1"] <= 1 for s_ in narrow["shapes"])
+    wide_box = fig.layout.shapes[0].x1 - fig.layout.shapes[0].x0
+    assert narrow["shapes"][0]["x1"] - narrow["shapes"][0]["x0"] > wide_box
+    assert all(a["font"]["size"] < 12 for a in narrow["annotations"] if a["text"].startswith("layer"))
 
 
 @pytest.mark.parametrize("args, match", [
@@ -159,3 +167,29 @@ def test_the_polarity_figure_draws_each_words_numbers_by_polarity():
         figures.polarity_figure({"copy": (direction, preference)}, words, [1, 0, 2, 0])
     with pytest.raises(ValueError, match="one finite value per word"):
         figures.polarity_figure({"copy": (direction[:3], preference)}, words, labels)
+
+
+def test_the_who_labels_figure_says_who_labels_each_arms_sentences():
+    fig = figures.who_labels_figure(500, 16_867)
+    boxes_ = [a for a in fig.layout.annotations if not a.showarrow]
+    texts = [a.text for a in boxes_]
+    assert texts[:3] == ["500 labelled sentences", "the teacher,<br>fine-tuned on the 500",
+                         "16,867 sentences<br>without a label"]
+    assert [t.split(":")[0] for t in texts[3:]] == ["A", "B", "C"]
+    assert all("the 500 labels" in t for t in texts[3:])  # every arm reads the people's labels
+    assert "soft targets" in texts[4] and "answers" in texts[5]
+    arrows = [a for a in fig.layout.annotations if a.showarrow]
+    assert len(arrows) == 5  # labels -> teacher, text -> teacher, labels -> A, teacher -> B, teacher -> C
+    # into the teacher from both sources, out of it to B and C: arrows end at the boxes they join
+    x_of = {t: a.x for t, a in zip(texts, boxes_)}
+    teacher_x = x_of[texts[1]]
+    assert sum(abs(a.ax - teacher_x) < 1 for a in arrows) == 2  # B and C's arrows leave from its centre
+    narrow = fig.layout.meta["narrow_layout"]
+    assert [a["text"] for a in narrow["annotations"] if not a["showarrow"]] == texts
+    assert narrow["xaxis"]["range"][1] < fig.layout.xaxis.range[1]  # designed for a phone's width
+
+
+@pytest.mark.parametrize("args", [(0, 100), (500, -1), (True, 100), (500, 1.5)])
+def test_the_who_labels_figure_wants_counts_of_sentences(args):
+    with pytest.raises(ValueError, match="a number of sentences, a positive int"):
+        figures.who_labels_figure(*args)

@@ -169,6 +169,22 @@ def test_seed_spread_shows_every_seed_and_each_mean():
     assert low < 0 < high  # equal values still get an axis around them
 
 
+def test_seed_spread_labels_its_reference_where_no_point_is_written_over():
+    """Lesson 07's unseen-slice figure: the teacher's line runs through the first group's points,
+    so its label goes to the other end; below the line when that end's points sit just above it."""
+    def corner(values, y):
+        """(above or below the line, the end it is at) of the reference's label."""
+        fig = plots.seed_spread(values, title="t", x_title="x", y_title="y", reference=("ref", y))
+        label = fig.layout.annotations[0]
+        return "above" if label.yanchor == "bottom" else "below", {0: "left", 1: "right"}[label.x]
+
+    through_first = {"copy": {"m": [0.72, 0.78]}, "erased": {"m": [0.6]}, "random": {"m": [0.5, 0.55]}}
+    assert corner(through_first, 0.755) == ("above", "right")  # far from the random starts' points
+    assert corner({"a": {"m": [0.5]}, "b": {"m": [0.74, 0.76]}}, 0.755) == ("above", "left")
+    # both ends have a point near the line: the farther end, below, as its point is just above
+    assert corner({"a": {"m": [0.76, 0.2]}, "b": {"m": [0.756]}}, 0.755) == ("below", "left")
+
+
 def test_task_objective_on_unlabelled_rows_is_the_soft_targets_alone():
     """Hinton's transfer set: a row without a label learns from T²·KL alone, a labelled row from
     Hinton's loss; the batch's loss is the mean of its rows'. Checked against torch's KLDivLoss."""

@@ -654,6 +654,7 @@ HELD_OUT_ADJECTIVES = ("kind", "lucky", "tidy", "honest", "helpful", "gentle", "
                        "rude", "lazy", "cruel", "gloomy", "greedy", "clumsy", "jealous", "noisy", "timid")
 HELD_OUT_VERBS = ("admire", "cherish", "trust", "welcome", "dread", "despise", "mock", "scold", "resent")
 SLICES = ("seen", "mixed", "unseen")
+HELD_OUT_KINDS = ("adjectives only", "verbs only", "both")  # which held-out words a sentence holds
 
 
 def _adjective_forms(stem: str, takes_un: bool) -> set[str]:
@@ -723,6 +724,18 @@ def polarity(word: str) -> int:
         raise ValueError(f"expected a form of an evaluative adjective or an opinion verb, such as 'kind' or "
                          f"'admires', got {word!r}")
     return _polarities()[word]
+
+
+def held_out_kind(sentence: Sentence) -> str | None:
+    """Which held-out words ``sentence`` holds: one of :data:`HELD_OUT_KINDS` ("adjectives only",
+    "verbs only", "both"), or ``None`` when it holds none."""
+    if not isinstance(sentence, Sentence):
+        raise TypeError(f"expected a Sentence of the course corpus, got {type(sentence).__name__}")
+    held = {word for word in sentence.words if word in held_out_words()}
+    if not held:
+        return None
+    verbs = held & held_out_forms("verb")
+    return "both" if verbs and verbs != held else "verbs only" if verbs else "adjectives only"
 
 
 def slice_of(sentence: Sentence) -> str:

@@ -31,7 +31,8 @@ module                  lesson  what it draws
                                 pre-LN one; one token's vector before and after LayerNorm;
                                 DistilBERT-base stage by stage, and what BERT-base adds
 ``distillation``        07      a distribution softened by a temperature; its explorer; the student's copy of the
-                                teacher; where a start keeps the held-out words' polarity
+                                teacher; where a start keeps the held-out words' polarity; who
+                                labels what each few-label arm reads
 ``fine_tuning``         08      one encoder feeding its task heads, each reading its own
                                 vectors; the learning rate of each fine-tuning step
 ``since_distilbert``    09      a KV cache growing; query heads sharing key/value heads; the
@@ -40,7 +41,15 @@ module                  lesson  what it draws
 """
 
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
-from .distillation import copy_figure, entropy, polarity_figure, softened, temperature_explorer, temperature_figure
+from .distillation import (
+    copy_figure,
+    entropy,
+    polarity_figure,
+    softened,
+    temperature_explorer,
+    temperature_figure,
+    who_labels_figure,
+)
 from .encoder import architecture_figure, block_figure, layer_norm_figure, layer_norm_numbers, post_pre_ln_figure
 from .fine_tuning import schedule_figure, task_heads_figure
 from .masking import (
@@ -147,5 +156,6 @@ __all__ = [
     "temperature_explorer",
     "temperature_figure",
     "uniform_behaviours",
+    "who_labels_figure",
     "wordpiece_figure",
 ]

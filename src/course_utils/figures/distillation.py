@@ -5,7 +5,8 @@
 own (``T = 1``); :func:`temperature_explorer` puts it behind a slider for ``T`` (a
 :class:`course_utils.widgets.Explorer`). :func:`copy_figure` draws how a student is copied from its
 teacher (and what the study's erased start re-draws), :func:`polarity_figure` where a start keeps
-the polarity of the held-out words (its word table, its guesses).
+the polarity of the held-out words (its word table, its guesses), :func:`who_labels_figure` who
+labels what each few-label arm reads.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from .. import plots
 from ..attention import softmax
 from ..validation import positive_number
 from ..widgets import Explorer, Slider
+from . import boxes
 
-__all__ = ["copy_figure", "entropy", "polarity_figure", "softened", "temperature_figure", "temperature_explorer"]
+__all__ = ["copy_figure", "entropy", "polarity_figure", "softened", "temperature_figure", "temperature_explorer",
+           "who_labels_figure"]
 
 
 def _check_logits_row(logits, labels: Sequence[str]) -> np.ndarray:
@@ -139,8 +142,9 @@ def copy_figure(n_teacher: int, layers: Sequence[int], *, erased: int = 0) -> go
     head), with an arrow from every part that is copied. Teacher layers that are not copied are
     drawn dashed and say so (the difference reads without colour). ``erased``: the number of rows
     of the embedding table re-drawn after the copy (lesson 07's erased start), said in the student's
-    embeddings box and drawn as a crossed arrow; 0 for the plain copy. One layout, two columns,
-    fits a phone."""
+    embeddings box and drawn as a crossed arrow; 0 for the plain copy. Two columns at every width;
+    on a phone (``layout.meta["narrow_layout"]``) wider boxes in a smaller font, so that the site
+    draws it at the phone's width rather than scrolling it sideways."""
     if isinstance(n_teacher, bool) or not isinstance(n_teacher, (int, np.integer)) or not 1 <= n_teacher <= 12:
         raise ValueError(f"expected n_teacher, the teacher's number of layers, an int from 1 to 12, got {n_teacher!r}")
     layers = [int(i) for i in layers]
@@ -150,47 +154,60 @@ def copy_figure(n_teacher: int, layers: Sequence[int], *, erased: int = 0) -> go
         raise ValueError(f"expected erased, a number of rows, an int >= 0, got {erased!r}")
     rows = n_teacher + 2  # embeddings, the layers, the head: from the bottom up
     step = 1.0 / rows
-    y_of = {"embeddings": 0.5 * step, "head": (rows - 0.5) * step}
-    teacher_y = {i: (i + 1.5) * step for i in range(n_teacher)}
-    spacing = n_teacher / len(layers)
-    student_y = {j: (1 + 0.5 + (j + 0.5) * spacing - 0.5) * step for j in range(len(layers))}
+    wide = _copy_parts(n_teacher, layers, erased, step, half=0.17, size=12)
+    narrow = _copy_parts(n_teacher, layers, erased, step, half=0.235, size=10)  # a phone's 340 px
     fig = go.Figure()
-    copied_color, skipped_color = plots.color(0), plots.REFERENCE_COLOR
-
-    def box(x, y, text, *, color, dash="solid"):
-        fig.add_shape(type="rect", x0=x - 0.17, x1=x + 0.17, y0=y - 0.4 * step, y1=y + 0.4 * step,
-                      line=dict(color=color, width=2, dash=dash), fillcolor="rgba(0,0,0,0)")
-        fig.add_annotation(x=x, y=y, text=text, showarrow=False, font=dict(size=12))
-
-    def arrow(y0, y1, *, crossed=False):
-        fig.add_annotation(x=0.625, y=y1, ax=0.375, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
-                           showarrow=True, arrowhead=2, arrowwidth=1.6, arrowcolor=copied_color)
-        if crossed:
-            fig.add_annotation(x=0.5, y=(y0 + y1) / 2, text="<b>✕</b>", showarrow=False, font=dict(size=14),
-                               bgcolor="white")
-
-    for x, name in ((0.2, "teacher"), (0.8, "student")):
-        fig.add_annotation(x=x, y=1.0 + 0.35 * step, text=f"<b>{name}</b>", showarrow=False, font=dict(size=13))
-    box(0.2, y_of["embeddings"], "embeddings<br>(words, positions)", color=copied_color)
-    box(0.2, y_of["head"], "masked-LM head", color=copied_color)
-    for i, y in teacher_y.items():
-        kept = i in layers
-        box(0.2, y, f"layer {i}" + ("" if kept else " <i>(not copied)</i>"),
-            color=copied_color if kept else skipped_color, dash="solid" if kept else "dash")
-    words = "embeddings<br>" + (f"({erased} words re-drawn)" if erased else "(a copy)")
-    box(0.8, y_of["embeddings"], words, color=copied_color)
-    box(0.8, y_of["head"], "masked-LM head<br>(a copy)", color=copied_color)
-    for j, y in student_y.items():
-        box(0.8, y, f"layer {j}<br>(teacher's {layers[j]})", color=copied_color)
-        arrow(teacher_y[layers[j]], y)
-    arrow(y_of["embeddings"], y_of["embeddings"], crossed=bool(erased))
-    arrow(y_of["head"], y_of["head"])
     fig.update_xaxes(visible=False, range=[0, 1])
     fig.update_yaxes(visible=False, range=[0, 1.0 + 0.7 * step])
     title = f"A student of {len(layers)} layers from a teacher of {n_teacher}"
     fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"), template=plots.TEMPLATE,
-                      height=90 + 48 * rows, margin=dict(l=6, r=6, t=50, b=6), showlegend=False, font=dict(size=12))
+                      height=90 + 48 * rows, margin=dict(l=6, r=6, t=50, b=6), showlegend=False, font=dict(size=12),
+                      meta=dict(narrow_layout=narrow), **wide)
     return fig
+
+
+def _copy_parts(n_teacher: int, layers: list[int], erased: int, step: float, *, half: float, size: int) -> dict:
+    """:func:`copy_figure`'s boxes (shapes) and texts and arrows (annotations), the boxes ``2 * half``
+    of the width wide, the texts ``size`` px: ``{"shapes": [...], "annotations": [...]}``."""
+    rows = n_teacher + 2
+    y_of = {"embeddings": 0.5 * step, "head": (rows - 0.5) * step}
+    teacher_y = {i: (i + 1.5) * step for i in range(n_teacher)}
+    spacing = n_teacher / len(layers)
+    student_y = {j: (1 + 0.5 + (j + 0.5) * spacing - 0.5) * step for j in range(len(layers))}
+    shapes, notes = [], []
+    copied_color, skipped_color = plots.color(0), plots.REFERENCE_COLOR
+    left, right = 0.02 + half, 0.98 - half  # the two columns' centres
+
+    def box(x, y, text, *, color, dash="solid"):
+        shapes.append(dict(type="rect", x0=x - half, x1=x + half, y0=y - 0.4 * step, y1=y + 0.4 * step,
+                           line=dict(color=color, width=2, dash=dash), fillcolor="rgba(0,0,0,0)"))
+        notes.append(dict(x=x, y=y, text=text, showarrow=False, font=dict(size=size)))
+
+    def arrow(y0, y1, *, crossed=False):
+        notes.append(dict(x=right - half - 0.005, y=y1, ax=left + half + 0.005, ay=y0, xref="x", yref="y",
+                          axref="x", ayref="y", text="", showarrow=True, arrowhead=2, arrowwidth=1.6,
+                          arrowcolor=copied_color))
+        if crossed:
+            notes.append(dict(x=0.5, y=(y0 + y1) / 2, text="<b>✕</b>", showarrow=False, font=dict(size=size + 2),
+                              bgcolor="white"))
+
+    for x, name in ((left, "teacher"), (right, "student")):
+        notes.append(dict(x=x, y=1.0 + 0.35 * step, text=f"<b>{name}</b>", showarrow=False, font=dict(size=size + 1)))
+    box(left, y_of["embeddings"], "embeddings<br>(words, positions)", color=copied_color)
+    box(left, y_of["head"], "masked-LM head", color=copied_color)
+    for i, y in teacher_y.items():
+        kept = i in layers
+        box(left, y, f"layer {i}" + ("" if kept else "<br><i>(not copied)</i>"),
+            color=copied_color if kept else skipped_color, dash="solid" if kept else "dash")
+    words = "embeddings<br>" + (f"({erased} words re-drawn)" if erased else "(a copy)")
+    box(right, y_of["embeddings"], words, color=copied_color)
+    box(right, y_of["head"], "masked-LM head<br>(a copy)", color=copied_color)
+    for j, y in student_y.items():
+        box(right, y, f"layer {j}<br>(teacher's {layers[j]})", color=copied_color)
+        arrow(teacher_y[layers[j]], y)
+    arrow(y_of["embeddings"], y_of["embeddings"], crossed=bool(erased))
+    arrow(y_of["head"], y_of["head"])
+    return {"shapes": shapes, "annotations": notes}
 
 
 def polarity_figure(starts: dict, words: Sequence[str], labels: Sequence[int]) -> go.Figure:
@@ -237,3 +254,26 @@ def polarity_figure(starts: dict, words: Sequence[str], labels: Sequence[int]) -
                       template=plots.TEMPLATE, height=300 + 80 * len(names), margin=dict(l=10, r=20, t=90, b=50),
                       font=dict(size=12), legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
     return fig
+
+
+def who_labels_figure(n_labels: int, n_unlabelled: int) -> go.Figure:
+    """Who labels what in lesson 07's few-label arms: ``n_labels`` sentences keep their labels, the
+    teacher is fine-tuned on those alone and labels the ``n_unlabelled`` others; arm A reads the
+    labels only, B adds the teacher's soft targets, C its answers. Boxes in two rows (sources, then
+    the arms), arrows from each source to what reads it; on a phone, the same boxes in three rows."""
+    for name, value in (("n_labels", n_labels), ("n_unlabelled", n_unlabelled)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"expected {name}, a number of sentences, a positive int, got {value!r}")
+    texts = [
+        f"{n_labels} labelled sentences",
+        f"the teacher,<br>fine-tuned on the {n_labels}",
+        f"{n_unlabelled:,} sentences<br>without a label",
+        f"A: the {n_labels} labels",
+        f"B: the {n_labels} labels<br>+ the teacher's<br>soft targets",
+        f"C: the {n_labels} labels<br>+ the teacher's<br>answers",
+    ]
+    return boxes.box_diagram(
+        texts, title="Who labels what: the teacher saw only the student's labels",
+        wide_rows=[[0, 1, 2], [3, 4, 5]], edges=[(0, 1), (2, 1), (0, 3), (1, 4), (1, 5)],
+        narrow_rows=[[0, 2], [3, 1], [4, 5]], narrow_edges=[(0, 3), (0, 1), (2, 1), (1, 4), (1, 5)],
+    )
