@@ -1,6 +1,7 @@
 """Lesson 08's mechanism pictures: the learning-rate schedule is the one torch's scheduler steps
-through, and the task-heads diagram draws the heads' own layer sizes, output shapes and the
-positions each head's output depends on."""
+through, the task-heads diagram draws the heads' own layer sizes, output shapes and the
+positions each head's output depends on, and the frozen-against-fine-tuned diagram the
+parameters each way trains and where the gradient reaches."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from transformers import (
     DistilBertForTokenClassification,
 )
 
-from course_utils import figures, training
+from course_utils import costs, figures, plots, training
 from course_utils.figures import boxes, fine_tuning
 from tests.test_figures_boxes import arrows_of, assert_fits, boxes_of
 
@@ -141,6 +142,90 @@ def test_the_heads_diagram_fits_a_laptop_and_a_phone_with_an_arrow_into_each_hea
         assert left - 10 < tip["x"] < left and head["y"] < tip["y"] < head["y"] + boxes.box_size(head["text"])[1]
 
 
+def frozen_and_fine_tuned(n_labels: int = 3):
+    """A tiny sequence classifier, its frozen-against-fine-tuned figure, the figure's eight boxes."""
+    config = TINY.__class__(**TINY.to_dict(), num_labels=n_labels)
+    model = DistilBertForSequenceClassification(config)
+    fig = figures.frozen_vs_fine_tuned_figure(TINY, costs.parameter_count(model), n_labels)
+    return model, fig, [a["text"] for a in boxes_of(fig.to_plotly_json()["layout"])[:8]]
+
+
+def test_the_frozen_and_fine_tuned_picture_draws_the_parameters_each_way_trains():
+    n_labels = 3
+    model, fig, texts = frozen_and_fine_tuned(n_labels)
+    frozen_encoder, features, regression_box, frozen_loss = map(plain, texts[:4])
+    tuned_encoder, _, head_box, tuned_loss = map(plain, texts[4:])
+    # feature extraction trains the logistic regression on D-dimensional features, nothing else
+    hidden = model.distilbert(input_ids=torch.randint(5, TINY.vocab_size, (2, 4))).last_hidden_state
+    D = hidden.shape[-1]
+    regression = costs.parameter_count(torch.nn.Linear(D, n_labels))
+    assert f"trained: {regression:,} parameters" in frozen_loss
+    assert f"{D} × {n_labels} + {n_labels} = {regression:,} parameters" in regression_box
+    assert f"Linear {D} → {n_labels}" in regression_box and f"(N, {D})" in features
+    # fine-tuning trains every parameter of the classifier: its encoder's and its head's
+    trainable = costs.parameter_count(model, trainable_only=True)
+    assert trainable == costs.parameter_count(model) and f"trained: {trainable:,} parameters" in tuned_loss
+    encoder = costs.parameter_count(model.distilbert)
+    for box in (frozen_encoder, tuned_encoder):
+        assert f"{TINY.n_layers} blocks, {encoder:,} parameters" in box
+    for name in ("pre_classifier", "classifier"):
+        out_features, in_features = getattr(model, name).weight.shape
+        assert f"{name} {in_features} → {out_features}" in head_box
+    title = fig.layout.title.text
+    assert f"trains {regression:,} parameters" in title and f"trains all {trainable:,}" in title
+
+
+def gradient_marks(layout, texts) -> tuple[set[int], dict[int, str]]:
+    """The gaps (each named by the box above it) that an upward arrow crosses in the right half of
+    that box's column, and the words written there."""
+    placed = boxes_of(layout)[:8]
+
+    def gap(upper: int) -> tuple[float, float]:  # under box `upper`, above the next box
+        return placed[upper]["y"] + boxes.box_size(texts[upper])[1], placed[upper + 1]["y"]
+
+    def right_half(upper: int, x: float) -> bool:  # x in box `upper`'s right half
+        return placed[upper]["x"] < x < placed[upper]["x"] + boxes.box_size(texts[upper])[0] / 2
+
+    ups = [a for a in arrows_of(layout) if a["ay"] > a["y"]]  # drawn upwards: the gradient's
+    assert {a["arrowcolor"] for a in ups} == {fine_tuning.GRADIENT_COLOR}
+    reached = {upper for upper in range(7) for a in ups
+               if (a["y"], a["ay"]) == (gap(upper)[0] + 4, gap(upper)[1] - 4) and right_half(upper, a["x"])}  # fmt: skip
+    words = {}
+    for note in boxes_of(layout)[8:]:
+        upper = next(i for i in range(7) if gap(i)[0] <= note["y"] < gap(i)[1] and right_half(i, note["x"]))
+        words[upper] = plain(note["text"])
+    return reached, words
+
+
+def test_the_frozen_encoder_reads_as_frozen_and_the_gradient_reaches_what_is_trained():
+    _, fig, texts = frozen_and_fine_tuned()
+    assert "FROZEN: no gradient" in texts[0] and fine_tuning.HATCH in texts[0] and "TRAINED" in texts[4]
+    for layout in (fig.to_plotly_json()["layout"], fig.layout.meta["narrow_layout"]):
+        outlines = [a["bordercolor"] for a in boxes_of(layout)[:8]]
+        assert outlines == list(fine_tuning.PANEL_COLORS) and outlines[0] == plots.REFERENCE_COLOR  # grey
+        reached, words = gradient_marks(layout, texts)
+        assert reached == {2, 4, 5, 6}  # the loss to the regression; in fine-tuning, every layer
+        assert words == {0: "no gradient", 1: "no gradient", 2: "gradient", 4: "gradient", 5: "gradient",
+                         6: "gradient"}  # fmt: skip
+
+
+def test_the_frozen_and_fine_tuned_picture_fits_a_laptop_and_a_phone():
+    _, fig, _ = frozen_and_fine_tuned()
+    wide, narrow = fig.to_plotly_json()["layout"], fig.layout.meta["narrow_layout"]
+    for layout, design_px in ((wide, boxes.WIDE_DESIGN_PX), (narrow, boxes.NARROW_DESIGN_PX)):
+        placed = boxes_of(layout)[:8]
+        assert_fits(dict(layout, annotations=placed), design_px)
+        assert len({a["x"] for a in placed[:4]}) == len({a["x"] for a in placed[4:]}) == 1  # two columns
+        assert len(arrows_of(layout)) == 6 + 4  # forward arrows, gradient arrows
+        for label in [a for a in boxes_of(layout)[8:]]:  # left-anchored labels, in a gap between boxes
+            width, height = boxes.box_size(label["text"])
+            assert label["xanchor"] == "left" and label["x"] + width <= design_px
+            for box in placed:
+                top, bottom = box["y"], box["y"] + boxes.box_size(box["text"])[1]
+                assert label["y"] + height <= top or bottom <= label["y"]
+    assert len({a["x"] for a in boxes_of(narrow)[:8]}) == 1  # a phone: one column
+
+
 @pytest.mark.parametrize(
     "call, error, message",
     [
@@ -149,6 +234,11 @@ def test_the_heads_diagram_fits_a_laptop_and_a_phone_with_an_arrow_into_each_hea
         (lambda: figures.schedule_figure(1e-3, 2.5, 10), ValueError, "warmup to be a positive integer"),
         (lambda: figures.task_heads_figure({"dim": 16}), TypeError, "DistilBertConfig"),
         (lambda: figures.task_heads_figure(TINY, 0, 12), ValueError, "n_labels"),
+        (lambda: figures.frozen_vs_fine_tuned_figure({"dim": 16}, 10_000), TypeError, "DistilBertConfig"),
+        (lambda: figures.frozen_vs_fine_tuned_figure(TINY, 0), ValueError, "fine_tuned_parameters"),
+        (lambda: figures.frozen_vs_fine_tuned_figure(TINY, 2.5e5), ValueError, "fine_tuned_parameters"),
+        (lambda: figures.frozen_vs_fine_tuned_figure(TINY, 306), ValueError, "exceed its head's 306"),
+        (lambda: figures.frozen_vs_fine_tuned_figure(TINY, 10_000, 0), ValueError, "n_labels"),
     ],
 )
 def test_bad_inputs_get_clear_errors(call, error, message):

@@ -34,7 +34,8 @@ module                  lesson  what it draws
                                 teacher; where a start keeps the held-out words' polarity; who
                                 labels what each few-label arm reads
 ``fine_tuning``         08      one encoder feeding its task heads, each reading its own
-                                vectors; the learning rate of each fine-tuning step
+                                vectors; the learning rate of each fine-tuning step;
+                                a frozen encoder's features beside fine-tuning
 ``since_distilbert``    09      a KV cache growing; query heads sharing key/value heads; the
                                 online softmax's blocks and running maximum
 ======================  ======  =================================================================
@@ -51,7 +52,7 @@ from .distillation import (
     who_labels_figure,
 )
 from .encoder import architecture_figure, block_figure, layer_norm_figure, layer_norm_numbers, post_pre_ln_figure
-from .fine_tuning import schedule_figure, task_heads_figure
+from .fine_tuning import frozen_vs_fine_tuned_figure, schedule_figure, task_heads_figure
 from .masking import (
     MASK_KINDS,
     mask_broadcast_figure,
@@ -111,6 +112,7 @@ __all__ = [
     "embedding_lookup_figure",
     "embedding_plus_position_figure",
     "entropy",
+    "frozen_vs_fine_tuned_figure",
     "gradient_rows_figure",
     "head_behaviours",
     "head_figure",

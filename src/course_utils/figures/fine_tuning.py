@@ -1,6 +1,8 @@
 """Lesson 08's mechanism pictures: one pre-trained encoder feeding the task heads, each reading its
 own vectors of the last hidden state (:func:`task_heads_figure`); the learning rate of every step of
-a fine-tuning run, warm-up then linear decay (:func:`schedule_figure`).
+a fine-tuning run, warm-up then linear decay (:func:`schedule_figure`); feature extraction on a
+frozen encoder beside fine-tuning, where the gradient reaches and how many parameters each trains
+(:func:`frozen_vs_fine_tuned_figure`).
 """
 
 from __future__ import annotations
@@ -12,11 +14,26 @@ from ..training import linear_warmup_decay
 from ..validation import positive_int, positive_number
 from . import boxes
 
-__all__ = ["RUNNING_TOKENS", "rate_text", "schedule_figure", "task_heads_figure", "task_heads_texts"]
+__all__ = [
+    "RUNNING_TOKENS",
+    "frozen_vs_fine_tuned_figure",
+    "frozen_vs_fine_tuned_texts",
+    "rate_text",
+    "schedule_figure",
+    "task_heads_figure",
+    "task_heads_texts",
+]
 
 RUNNING_TOKENS = ("[CLS]", "I", "love", "NLP", "[SEP]")  # the course's running example
 MASKED = 3  # the position masked-LM hides in the picture: "NLP"
 BUS_PX = 14  # on a phone, the encoder's output runs down the left edge to each head
+GRADIENT_COLOR = plots.color(5)  # vermillion: the gradient's arrows (their direction and label say it too)
+GRADIENT_DX = 48  # a gradient's arrow runs up this far right of the forward arrow's centre line
+HATCH = "░░"  # the frozen encoder's hatching, in its text
+# The boxes' outlines: the frozen encoder grey, then one colour a role in both panels (encoder,
+# vector, head, loss), none of them the gradient's
+PANEL_COLORS = (plots.REFERENCE_COLOR, plots.color(4), plots.color(2), plots.color(3),
+                plots.color(0), plots.color(4), plots.color(2), plots.color(3))  # fmt: skip
 
 
 def rate_text(rate: float) -> str:
@@ -113,23 +130,29 @@ def task_heads_texts(config, n_labels: int, n_tags: int) -> list[str]:
     return [encoder, sequence, token, masked]
 
 
-def _bus(layout: dict, texts: list[str]) -> list[dict]:
-    """Arrows for the phone's one column: down the left edge from the encoder (box 0), then right
-    into each head (boxes 1 ..)."""
+def _placed(layout: dict, texts: list[str]) -> list[tuple[float, float, float, float]]:
+    """Each box of a :func:`boxes.rows_layout` layout as (left, top, width, height), in pixels."""
     notes = [a for a in layout["annotations"] if not a.get("showarrow")]  # the boxes, in order
     placed = []
     for note, text in zip(notes, texts):
         width, height = boxes.box_size(text)
-        placed.append((note["x"] - width / 2, note["y"], height))
-    if min(left for left, _, _ in placed[1:]) < 2 * BUS_PX:
+        placed.append((note["x"] - width / 2, note["y"], width, height))
+    return placed
+
+
+def _bus(layout: dict, texts: list[str]) -> list[dict]:
+    """Arrows for the phone's one column: down the left edge from the encoder (box 0), then right
+    into each head (boxes 1 ..)."""
+    placed = _placed(layout, texts)
+    if min(left for left, *_ in placed[1:]) < 2 * BUS_PX:
         raise ValueError("expected the heads' boxes to leave room for the arrows on their left")  # pragma: no cover
     grey = dict(xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True, arrowwidth=2,
                 arrowcolor=boxes.ARROW_COLOR)  # fmt: skip
-    _, top0, height0 = placed[0]
-    levels = [top + 1.5 * boxes.LINE_PX + boxes.BOX_PAD_PX for _, top, _ in placed[1:]]
+    _, top0, _, height0 = placed[0]
+    levels = [top + 1.5 * boxes.LINE_PX + boxes.BOX_PAD_PX for _, top, _, _ in placed[1:]]
     arrows = [dict(x=BUS_PX, y=levels[-1], ax=BUS_PX, ay=top0 + height0 + 4, arrowhead=0, **grey)]
     arrows += [dict(x=left - 6, y=y, ax=BUS_PX, ay=y, arrowhead=2, arrowsize=1.1, **grey)
-               for (left, _, _), y in zip(placed[1:], levels)]  # fmt: skip
+               for (left, *_), y in zip(placed[1:], levels)]  # fmt: skip
     return arrows
 
 
@@ -152,4 +175,118 @@ def task_heads_figure(config, n_labels: int = 2, n_tags: int = 12) -> go.Figure:
     narrow = dict(fig.layout.meta["narrow_layout"])
     narrow["annotations"] = list(narrow["annotations"]) + _bus(narrow, texts)
     fig.update_layout(meta=dict(narrow_layout=narrow))
+    return fig
+
+
+def _padded(texts: list[str]) -> list[str]:
+    """``texts`` with each first line padded (no-break spaces) to the widest box's width, so that
+    boxes side by side line up in columns."""
+    width = max(boxes.box_size(text)[0] for text in texts)
+    out = []
+    for text in texts:
+        first, _, rest = text.partition("<br>")
+        missing = int(round((width - boxes.box_size(first)[0]) / boxes.CHAR_PX))
+        out.append(first + "\u00a0" * missing + ("<br>" + rest if rest else ""))
+    return out
+
+
+def _trained_counts(config, fine_tuned_parameters: int, n_labels: int) -> tuple[int, int, int, int, int]:
+    """``(D, n_layers, regression, encoder, total)``: the parameters of the logistic regression
+    ``nn.Linear(D, n_labels)``, of the encoder (the classifier's ``total`` less its head's) and of
+    the whole classifier."""
+    D, L, _ = _config_sizes(config)
+    C = positive_int("n_labels", n_labels)
+    total = positive_int("fine_tuned_parameters", fine_tuned_parameters)
+    regression = D * C + C  # nn.Linear(D, C): weight (C, D), bias (C,)
+    head = D * D + D + regression  # pre_classifier (D, D) + (D,), classifier (C, D) + (C,)
+    if total <= head:
+        raise ValueError(f"expected fine_tuned_parameters, the whole classifier's count, to exceed its head's "
+                         f"{head:,} (dim={D}, n_labels={C}), got {total:,}")  # fmt: skip
+    return D, L, regression, total - head, total
+
+
+def frozen_vs_fine_tuned_texts(config, fine_tuned_parameters: int, n_labels: int = 2) -> list[str]:
+    """The boxes of :func:`frozen_vs_fine_tuned_figure`, top to bottom: feature extraction's
+    encoder, features, logistic regression and loss (0 .. 3), then fine-tuning's encoder, ``[CLS]``
+    vector, classification head and loss (4 .. 7); each loss box states the parameters trained.
+    Their first lines are padded, so that all eight boxes have one width.
+    """
+    D, L, regression, encoder, total = _trained_counts(config, fine_tuned_parameters, n_labels)
+    C = n_labels
+    texts = [
+        f"<b>FEATURE EXTRACTION</b><br>{HATCH} encoder FROZEN: no gradient {HATCH}<br>"
+        f"DistilBERT, {L} blocks, {encoder:,} parameters<br>run once per sentence, never changed",
+        f"<b>features</b>: one vector a sentence,<br>[CLS] h[:, 0] or the mean of h[:, t]<br>"
+        f"(N, {D}): D = {D} numbers, stored",
+        f"<b>logistic regression</b>: trained<br>Linear {D} → {C}, logits (N, {C})<br>"
+        f"{D} × {C} + {C} = {regression:,} parameters",
+        f"cross-entropy with the labels<br><b>trained: {regression:,} parameters</b><br>"
+        f"the gradient stops at the regression",
+        f"<b>FINE-TUNING</b><br>encoder TRAINED: every weight moves<br>"
+        f"DistilBERT, {L} blocks, {encoder:,} parameters<br>run again at every step",
+        f"[CLS] vector h[:, 0]: (B, {D}),<br>recomputed by the changing encoder<br>at every step",
+        f"<b>classification head</b>: trained<br>pre_classifier {D} → {D}, ReLU<br>"
+        f"classifier {D} → {C}, logits (B, {C})",
+        f"cross-entropy with the labels<br><b>trained: {total:,} parameters</b><br>the gradient reaches every layer",
+    ]
+    return _padded(texts)
+
+
+def _gradient_marks(
+    layout: dict, texts: list[str], reached: list[tuple[int, int]], stopped: list[tuple[int, int]]
+) -> list[dict]:
+    """In the gap under each box ``i`` of ``(i, j)`` (box ``j`` below it): an upward gradient
+    arrow labelled "gradient" for ``reached``, the words "no gradient" for ``stopped``."""
+    placed = _placed(layout, texts)
+    label_height = boxes.box_size("no gradient")[1]
+    marks = []
+    for pairs, word in ((reached, "gradient"), (stopped, "no gradient")):
+        for i, j in pairs:
+            left, top, width, height = placed[i]
+            x, bottom, below = left + width / 2 + GRADIENT_DX, top + height, placed[j][1]
+            if word == "gradient":
+                marks.append(dict(
+                    x=x, y=bottom + 4, ax=x, ay=below - 4, xref="x", yref="y", axref="x", ayref="y", text="",
+                    showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=2.5, arrowcolor=GRADIENT_COLOR,
+                ))  # fmt: skip
+            marks.append(dict(  # left-anchored: on a wider screen it stays beside its arrow
+                x=x + 6, y=(bottom + below - label_height) / 2, xref="x", yref="y", text=f"<i>{word}</i>",
+                showarrow=False, xanchor="left", yanchor="top", align="left", font=boxes.BOX_FONT,
+            ))  # fmt: skip
+    return marks
+
+
+def frozen_vs_fine_tuned_figure(config, fine_tuned_parameters: int, n_labels: int = 2) -> go.Figure:
+    """Feature extraction beside fine-tuning, each drawn as the path of one batch, top to bottom
+    (forward: grey arrows down), and where the gradient of the loss goes (upward arrows labelled
+    "gradient", in vermillion).
+
+    Left, feature extraction: the encoder frozen (grey, hatched ``░░``, "FROZEN: no gradient"),
+    run once per sentence to give its features ``(N, D)`` (the ``[CLS]`` vector or the mean of the
+    token vectors), which train a logistic regression ``nn.Linear(D, n_labels)``: the gradient
+    stops at it, and it is all that is trained, ``D * n_labels + n_labels`` parameters. Right,
+    fine-tuning: the same encoder, run at every step, its ``[CLS]`` vector ``(B, D)`` read by
+    ``DistilBertForSequenceClassification``'s head; the gradient reaches every layer, and all
+    ``fine_tuned_parameters`` are trained (the classifier's count, e.g.
+    ``costs.parameter_count(model)``; the encoder's, drawn on both sides, is that less the head's).
+    ``config``: a ``transformers.DistilBertConfig`` (``dim`` = D, ``n_layers``).
+
+    On a laptop the two sit side by side; on a phone, one column, feature extraction first.
+    Raises ``TypeError`` unless ``config`` is a DistilBERT config, ``ValueError`` for a count
+    that is not a positive integer or no larger than the head's.
+    """
+    texts = frozen_vs_fine_tuned_texts(config, fine_tuned_parameters, n_labels)
+    _, _, regression, _, total = _trained_counts(config, fine_tuned_parameters, n_labels)
+    title = (f"Feature extraction trains {regression:,} parameters on a frozen encoder's vectors; "
+             f"fine-tuning trains all {total:,}")  # fmt: skip
+    forward = [(0, 1), (1, 2), (2, 3), (4, 5), (5, 6), (6, 7)]
+    fig = boxes.box_diagram(texts, title=title, wide_rows=[[0, 4], [1, 5], [2, 6], [3, 7]], edges=forward)
+    reached, stopped = [(2, 3), (4, 5), (5, 6), (6, 7)], [(0, 1), (1, 2)]
+    layouts = {"wide": fig.layout.to_plotly_json(), "narrow": dict(fig.layout.meta["narrow_layout"])}
+    for layout in layouts.values():
+        notes = [dict(note, bordercolor=color) for note, color in zip(layout["annotations"], PANEL_COLORS)]
+        layout["annotations"] = notes + list(layout["annotations"][len(texts) :])
+        layout["annotations"] += _gradient_marks(layout, texts, reached, stopped)
+    fig.layout.annotations = layouts["wide"]["annotations"]
+    fig.update_layout(meta=dict(narrow_layout=layouts["narrow"]))
     return fig
