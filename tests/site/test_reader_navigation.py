@@ -32,6 +32,17 @@ from tests.site.phone import FIGURES_DRAWN, LAPTOP, PHONE
 TABLET = {"width": 768, "height": 1024}
 OPEN_MS = 3_000  # a dialog or a menu that has not opened this long after a tap does not open
 
+# What a reader's tap on a control meets: the control, or what covers it, and the tooltips shown.
+AT_THE_TAP = """(selector) => {
+  const el = [...document.querySelectorAll(selector)].find(e => e.offsetParent !== null);
+  if (!el) return null;
+  const r = el.getBoundingClientRect();
+  const at = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+  return {covered_by: at && !el.contains(at) ? at.tagName + '.' + String(at.className).slice(0, 60) : null,
+          expanded: el.getAttribute('aria-expanded'),
+          tooltips: [...document.querySelectorAll('.tooltip.show')].map(t => t.textContent.trim())};
+}"""
+
 
 def toc_pages() -> list[str]:
     """The pages of the book in the order of ``_toc.yml`` (jb-book: root, parts, chapters, sections)."""
@@ -94,7 +105,7 @@ def _visible_one(tab, selector: str, what: str):
     return shown.first
 
 
-def _wait_open(tab, selector: str, what: str) -> None:
+def _wait_open(tab, selector: str, what: str, tapped: str | None = None) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
@@ -102,8 +113,9 @@ def _wait_open(tab, selector: str, what: str) -> None:
         return
     except PlaywrightTimeout:  # said below, with what the reader sees instead
         pass
+    control = f"; the control tapped: {tab.evaluate(AT_THE_TAP, tapped)}" if tapped else ""
     pytest.fail(f"{tab.url}: the {what} did not open within {OPEN_MS} ms of the tap; the sidebars: "
-                f"{tab.evaluate(SIDEBARS)}", pytrace=False)
+                f"{tab.evaluate(SIDEBARS)}{control}", pytrace=False)
 
 
 def _follow_the_course(browser, base_url: str, page: str, viewport: dict, touch: bool) -> None:
@@ -147,7 +159,8 @@ def _jump_to_a_section(tab, touch: bool) -> None:
 
 def _see_the_downloads(tab, page: str, touch: bool) -> None:
     _press(_visible_one(tab, ".dropdown-download-buttons > button", "download buttons"), touch)
-    _wait_open(tab, ".dropdown-download-buttons .dropdown-menu.show", "download menu")
+    _wait_open(tab, ".dropdown-download-buttons .dropdown-menu.show", "download menu",
+               tapped=".dropdown-download-buttons > button")
     hrefs = tab.locator(".dropdown-download-buttons .dropdown-menu a >> visible=true").evaluate_all(
         "links => links.map(a => a.getAttribute('href'))"
     )
@@ -306,3 +319,27 @@ def test_every_control_of_the_sidebar_and_header_says_what_it_does(browser, base
                 problems.append(f"{page}: no expand toggle in the table of contents (lesson 07 has a lab page)")
         context.close()
     assert not problems, "\n".join(problems[:20])
+
+
+def test_the_page_contents_toggle_keeps_its_tooltip_off_the_download_button(browser, base_url):
+    """After a section link closes the page's contents, the focus is back on their toggle, and on a
+    touch screen Bootstrap shows that toggle's tooltip during the reader's next tap (after touchend,
+    before the tap's mouse events move the focus): over the download button, where it took the tap
+    (the reader test above, lessons 04 and 06 in CI and the cheat sheet here). While the focus stays
+    on the toggle its tooltip stays hidden, also once the next touch has begun."""
+    context, tab = _open(browser, base_url, "lessons/04_self_attention.html", PHONE, touch=True)
+    try:
+        _jump_to_a_section(tab, touch=True)
+        seen = tab.evaluate("""() => new Promise(done => {
+          const toggle = document.activeElement;
+          const download = [...document.querySelectorAll('.dropdown-download-buttons > button')]
+            .find(b => b.offsetParent !== null);
+          download.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true}));  // a touch begins
+          bootstrap.Tooltip.getOrCreateInstance(toggle).show();  // what Bootstrap does during it
+          setTimeout(() => done({focused: String(toggle.className),
+                                 tooltips: [...document.querySelectorAll('.tooltip')].map(t => t.textContent.trim())}), 300);
+        })""")
+        assert "secondary-toggle" in seen["focused"], f"the focus did not come back to the toggle: {seen}"
+        assert seen["tooltips"] == [], f"a tooltip shows over the header's buttons during a tap: {seen['tooltips']}"
+    finally:
+        context.close()

@@ -66,8 +66,8 @@
 
   // When a sidebar dialog closes, the theme gives the focus back to the toggle that opened it, and
   // Bootstrap shows the toggle's tooltip on focus: on a phone it stays, over the download button
-  // beside it, and takes the next tap. The focus stays; the tooltip that the focus's return would
-  // show is cancelled (Bootstrap's cancelable show.bs.tooltip), until the reader's next action.
+  // beside it, and takes the next tap. The focus stays; the toggle's tooltip is cancelled
+  // (Bootstrap's cancelable show.bs.tooltip) while that returned focus lasts.
   var focusReturning = false;
   function afterDialogCloses() {
     focusReturning = true;
@@ -77,9 +77,13 @@
       if (tooltip) tooltip.hide();  // the one the tap that opened the dialog showed
     });
   }
-  ["pointerdown", "keydown"].forEach(function (type) {
-    document.addEventListener(type, function () { focusReturning = false; }, true);
-  });
+  // It ends when the focus leaves the toggle or a key is pressed, not at the next touch: on a touch
+  // screen Bootstrap shows the focused toggle's tooltip during the tap itself (after touchend, before
+  // the tap's mouse events move the focus), over the download button, where it takes the tap.
+  document.addEventListener("keydown", function () { focusReturning = false; }, true);
+  document.addEventListener("focusout", function (event) {
+    if (event.target instanceof Element && event.target.closest(TOGGLES.join(", "))) focusReturning = false;
+  }, true);
   document.addEventListener("show.bs.tooltip", function (event) {
     if (focusReturning && event.target instanceof Element && event.target.closest(TOGGLES.join(", "))) {
       event.preventDefault();
