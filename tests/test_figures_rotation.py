@@ -54,6 +54,18 @@ def test_the_rope_pair_draws_apply_rope_and_one_angle_for_one_offset():
     found = rope_pair_numbers(Q, K, positions, pair=2)
     np.testing.assert_allclose(found["between"], between, atol=1e-12)
     assert found["theta"] == pytest.approx(10000 ** (-4 / 16))
+    # each arrow's label (about 15 characters) stays inside its panel on a phone: anchored inward
+    # where it would otherwise run past the panel's edge (lesson 09's "k turned by 43θ" did)
+    from course_utils.figures.rotation import LABEL_REACH
+
+    reach = fig.layout.xaxis.range[1]
+    for a in fig.layout.annotations:
+        if not a.showarrow and "turned by" in (a.text or ""):
+            assert -reach <= a.x <= reach
+            if a.xanchor == "left":
+                assert a.x + LABEL_REACH * reach <= reach, a.text
+            else:
+                assert a.xanchor == "right" and a.x - LABEL_REACH * reach >= -reach, a.text
 
 
 @pytest.mark.parametrize(

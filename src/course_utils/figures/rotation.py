@@ -41,6 +41,9 @@ def _arc(start: float, turn: float, radius: float, colour: str, name: str, dash:
     )  # fmt: skip
 
 
+LABEL_REACH = 0.75  # an arrow's label (about 15 characters) on a phone: this share of a panel's half-width
+
+
 def _label(fig: go.Figure, at, text: str, colour: str, anchor=("center", "middle"), **where) -> None:
     at = plots.significant(at)
     fig.add_annotation(x=at[0], y=at[1], text=text, showarrow=False, xanchor=anchor[0], yanchor=anchor[1],
@@ -164,8 +167,11 @@ def rope_pair_figure(query, key, positions: Sequence[tuple[int, int]], pair: int
                                ayref=f"y{axis}", text="", showarrow=True, arrowhead=3, arrowsize=1.3, arrowwidth=2.5,
                                arrowcolor=colour)  # fmt: skip
             away = vector / (np.linalg.norm(vector) or 1.0)  # the label beyond the tip, anchored away from it
+            at = vector + 0.06 * reach * away
             anchor = ("left" if away[0] >= 0 else "right", "bottom" if away[1] >= 0 else "top")
-            _label(fig, vector + 0.06 * reach * away, text, colour, anchor, xref=f"x{axis}", yref=f"y{axis}")
+            if abs(at[0]) + LABEL_REACH * reach > reach:  # it would leave the panel on a phone: turn it inward
+                anchor = ("right" if at[0] > 0 else "left", anchor[1])
+            _label(fig, at, text, colour, anchor, xref=f"x{axis}", yref=f"y{axis}")
         start = float(np.arctan2(q[1], q[0]))
         radius = 0.3 * reach
         fig.add_trace(_arc(start, float(between), radius, plots.color(2), f"angle between: {between:.2f} rad"),
