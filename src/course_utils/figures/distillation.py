@@ -155,7 +155,7 @@ def copy_figure(n_teacher: int, layers: Sequence[int], *, erased: int = 0) -> go
     rows = n_teacher + 2  # embeddings, the layers, the head: from the bottom up
     step = 1.0 / rows
     wide = _copy_parts(n_teacher, layers, erased, step, half=0.17, size=12)
-    narrow = _copy_parts(n_teacher, layers, erased, step, half=0.235, size=10)  # a phone's 340 px
+    narrow = _copy_parts(n_teacher, layers, erased, step, half=0.21, size=10)  # a phone's 340 px: 40 px arrows
     fig = go.Figure()
     fig.update_xaxes(visible=False, range=[0, 1])
     fig.update_yaxes(visible=False, range=[0, 1.0 + 0.7 * step])
