@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
+import zlib
 from importlib.metadata import entry_points
+from pathlib import Path
 from types import SimpleNamespace
 
 import plotly.io as pio
@@ -82,21 +85,55 @@ def test_each_script_is_loaded_once_whatever_its_priority():
     ]
 
 
+def _page_context(body: str) -> dict:
+    return {"body": body, "pathto": lambda name, resource: f"../{name}"}
+
+
 def test_plotly_js_is_added_only_to_pages_with_figures():
     added = []
-    app = SimpleNamespace(add_js_file=lambda name, **kw: added.append(name))
-    book._add_plotly_where_needed(app, "p", "page.html", {"body": "<p>no figure</p>"}, None)
+    app = SimpleNamespace(add_js_file=lambda name, **kw: added.append(kw["data-src"]))
+    book._add_plotly_where_needed(app, "p", "page.html", _page_context("<p>no figure</p>"), None)
     assert added == []
-    book._add_plotly_where_needed(app, "p", "page.html", {"body": rendering.site_figure_html({"data": []}, "f")}, None)
-    assert added == [book.PLOTLY_JS, book.FIGURES_JS]
+    book._add_plotly_where_needed(app, "p", "page.html", _page_context(rendering.site_figure_html({"data": []}, "f")), None)
+    assert [uri.partition("?")[0] for uri in added] == [f"../_static/{book.PLOTLY_JS}", f"../_static/{book.FIGURES_JS}"]
 
 
-def test_plotly_js_and_the_figures_script_are_deferred_in_that_order():
+def test_plotly_js_and_the_figures_script_wait_for_the_first_paint_in_that_order():
+    """Placeholders (a data block: no src, a type that is not JavaScript), plotly.js first; the figures'
+    script named by its content (a changed file, a new address), as Sphinx's ?v= does."""
     added = []
     app = SimpleNamespace(add_js_file=lambda name, **kw: added.append((name, kw)))
-    book._add_plotly_where_needed(app, "p", "page.html", {"body": rendering.site_figure_html({"data": []}, "f")}, None)
-    assert [kw.get("defer") for _, kw in added] == ["defer", "defer"]
+    book._add_plotly_where_needed(app, "p", "page.html", _page_context(rendering.site_figure_html({"data": []}, "f")), None)
+    assert [name for name, _ in added] == [None, None]
+    assert [kw["type"] for _, kw in added] == [book.AFTER_PAINT_TYPE] * 2
+    assert not any("defer" in kw or "async" in kw for _, kw in added)
     assert added[0][1]["priority"] < added[1][1]["priority"]
+    figures = (book.STATIC_DIR / book.FIGURES_JS).read_bytes()
+    assert added[1][1]["data-src"].endswith(f"?v={zlib.crc32(figures) & 0xFFFFFFFF:08x}")
+
+
+def test_the_after_paint_loader_reads_the_placeholders_the_book_writes():
+    loader = (book.STATIC_DIR / book.AFTER_PAINT_JS).read_text(encoding="utf-8")
+    assert f'var TYPE = "{book.AFTER_PAINT_TYPE}";' in loader
+    assert "placeholder.dataset.src" in loader  # the data-src attribute
+
+
+def test_the_theme_macro_override_still_finds_the_fontawesome_tag_it_replaces():
+    """templates/static/webpack-macros.html rewrites the theme's deferred fontawesome.js tag as a
+    placeholder; were the theme to write that tag otherwise, the rewrite would silently do nothing."""
+    import pydata_sphinx_theme
+
+    theme = (Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static" / "webpack-macros.html")
+    override = (book.TEMPLATES_DIR / "static" / "webpack-macros.html").read_text(encoding="utf-8")
+    replaced = re.search(r"replace\('([^']+)', '([^']+)'\)", override)
+    assert replaced, "expected a replace('<old>', '<new>') filter in the override"
+    old, new = replaced.groups()
+    assert new == f'<script type="{book.AFTER_PAINT_TYPE}" data-src="'
+    head_js = theme.read_text(encoding="utf-8").split("{% macro head_js_preload() %}")[1].split("{% endmacro %}")[0]
+    tags = [line.strip() for line in head_js.splitlines() if line.strip().startswith(old)]
+    assert len(tags) == 1 and "_static/scripts/fontawesome.js" in tags[0], head_js
+    # and the override defines every macro the theme's file does
+    assert set(re.findall(r"macro (\w+)\(", theme.read_text(encoding="utf-8"))) == set(re.findall(r"macro (\w+)\(", override))
 
 
 def _doctree(*children):
@@ -118,6 +155,23 @@ def test_mathjax_is_loaded_only_on_pages_with_math():
         with_math = {"script_files": scripts()}
         book._mathjax_only_where_there_is_math(None, "p", "page.html", with_math, _doctree(nodes.paragraph("", "", math)))
         assert len(with_math["script_files"]) == 3
+
+
+def test_mathjax_waits_for_the_first_paint_and_comes_before_the_figures():
+    for name in (f"_static/{book.MATHJAX_DIR}/{book.MATHJAX_COMPONENT}", f"{book.MATHJAX_DIR}/{book.MATHJAX_COMPONENT}"):
+        context = {"script_files": [_JavaScript(None, priority=500, body="window.MathJax = {}"),
+                                    _JavaScript(name, priority=500, defer="defer")],
+                   "pathto": lambda name, resource: f"../{name}"}
+        book._mathjax_after_the_first_paint(None, "p", "page.html", context, None)
+        config, mathjax = context["script_files"]
+        assert config.attributes["body"] == "window.MathJax = {}"  # its configuration still runs first, inline
+        assert mathjax.filename is None and "defer" not in mathjax.attributes
+        assert mathjax.attributes["type"] == book.AFTER_PAINT_TYPE
+        assert mathjax.attributes["data-src"] == f"../_static/{book.MATHJAX_DIR}/{book.MATHJAX_COMPONENT}"
+    added = []
+    app = SimpleNamespace(add_js_file=lambda name, **kw: added.append(kw["priority"]))
+    book._add_plotly_where_needed(app, "p", "page.html", _page_context(rendering.site_figure_html({"data": []}, "f")), None)
+    assert min(added) > mathjax.priority  # placeholders load in page order: the formulas, then the figures
 
 
 def test_the_plotly_bundle_matches_the_plotly_package():
@@ -188,10 +242,12 @@ def test_colab_badge_image_is_served_from_the_site():
 
 
 def test_configuration_serves_mathjax_and_static_files_locally():
-    config = SimpleNamespace(mathjax_path="https://cdn.example/mathjax.js", html_static_path=["_static"])
+    config = SimpleNamespace(mathjax_path="https://cdn.example/mathjax.js", html_static_path=["_static"],
+                             templates_path=["_templates"])
     book._configure(None, config)
     assert config.mathjax_path == f"mathjax/{book.MATHJAX_COMPONENT}"
     assert config.html_static_path == ["_static", str(book.STATIC_DIR)]
+    assert config.templates_path == ["_templates", str(book.TEMPLATES_DIR)]  # after the book's own
     assert (book.STATIC_DIR / "colab-badge.svg").is_file()
 
 

@@ -7,9 +7,14 @@ Listed in ``_config.yml`` under ``sphinx.extra_extensions``. It
   (:class:`PlotlyMimeRenderer`, registered as a ``myst_nb.mime_renderers`` entry point);
 - serves a partial plotly.js bundle from the site itself (``plotly.js-cartesian-dist-min``: the
   trace types the course draws, 1.5 MB instead of the full 4.8 MB), fetched from the npm registry by
-  ``make install`` (:func:`fetch_plotly_bundle`), and loads it deferred (it blocks no rendering)
-  on the pages that hold a plotly figure and only those, with ``_static/course-figures.js``, which
-  draws each figure fitted to its width (:func:`course_utils.rendering.site_figure_html`);
+  ``make install`` (:func:`fetch_plotly_bundle`), on the pages that hold a plotly figure and only
+  those, with ``_static/course-figures.js``, which draws each figure fitted to its width
+  (:func:`course_utils.rendering.site_figure_html`);
+- loads the page's heavy scripts after its first paint, so that a slow phone shows the text first:
+  the theme's ``fontawesome.js`` (1.5 MB; a template, ``templates/static/webpack-macros.html``,
+  wraps the theme's own), MathJax, plotly.js and the figures' script, in that order, are written as
+  placeholders that ``_static/course-after-paint.js`` loads once the page has painted
+  (:func:`_after_the_first_paint`, :func:`_mathjax_after_the_first_paint`);
 - serves MathJax from the site itself (MathJax 3, bundled with ``sphinx-mathjax-offline``),
   loaded on the pages that hold a formula and only those;
 - adds the course's small stylesheet (``_static/course.css``), and ``_static/course-controls.js``,
@@ -51,6 +56,7 @@ import shutil
 import sys
 import tarfile
 import urllib.request
+import zlib
 from pathlib import Path
 
 from docutils import nodes
@@ -60,6 +66,7 @@ from .rendering import PLOTLY_MIME, site_figure_html
 
 COLAB_BADGE_URL = "https://colab.research.google.com/assets/colab-badge.svg"
 STATIC_DIR = Path(__file__).parent / "static"
+TEMPLATES_DIR = Path(__file__).parent / "templates"
 PLOTLY_JS = "plotly.min.js"
 # The partial plotly.js bundle of the site: the npm package of plotly.js's "cartesian" bundle, at the
 # plotly.js version of the installed plotly package (tests/test_book.py checks they agree), checked
@@ -75,6 +82,8 @@ PLOTLY_BUNDLE_TRACES = (
 FIGURES_JS = "course-figures.js"
 SEARCH_JS = "course-search.js"
 CONTROLS_JS = "course-controls.js"
+AFTER_PAINT_JS = "course-after-paint.js"
+AFTER_PAINT_TYPE = "text/x-course-after-paint"  # a data block: neither fetched nor run until course-after-paint.js
 NPM_REGISTRY = "https://registry.npmjs.org"
 MATHJAX_DIR = "mathjax"
 # MathJax 3: TeX in, SVG out (glyphs are drawn as paths, so no web fonts are fetched). Kept:
@@ -194,14 +203,25 @@ class PlotlyMimeRenderer:
 def _configure(app, config) -> None:
     config.mathjax_path = f"{MATHJAX_DIR}/{MATHJAX_COMPONENT}"
     config.html_static_path = [*config.html_static_path, str(STATIC_DIR)]
+    config.templates_path = [*config.templates_path, str(TEMPLATES_DIR)]
+
+
+def _after_the_first_paint(app, context, name: str, priority: int) -> None:
+    """Add ``_static/<name>`` to this page as a placeholder that course-after-paint.js turns into a
+    script once the page has painted; placeholders load in the order of their ``priority``."""
+    uri = context["pathto"](f"_static/{name}", 1)
+    source = STATIC_DIR / name
+    if source.is_file():  # a new file, a new address: a browser's cached copy is not reused (as Sphinx's ?v=)
+        uri += f"?v={zlib.crc32(source.read_bytes()) & 0xFFFFFFFF:08x}"
+    # Called during html-page-context, add_js_file adds the script to this page only.
+    app.add_js_file(None, priority=priority, type=AFTER_PAINT_TYPE, **{"data-src": uri})
 
 
 def _add_plotly_where_needed(app, pagename, templatename, context, doctree) -> None:
     if "course-figure-spec" in context.get("body", ""):
-        # Called during html-page-context, add_js_file adds the script to this page only. Deferred
-        # scripts run in document order once the page is parsed: plotly.js, then the figures.
-        app.add_js_file(PLOTLY_JS, priority=200, defer="defer")
-        app.add_js_file(FIGURES_JS, priority=201, defer="defer")
+        # after MathJax (priority 500: the formulas are in the text being read), plotly.js, then the figures
+        _after_the_first_paint(app, context, PLOTLY_JS, priority=600)
+        _after_the_first_paint(app, context, FIGURES_JS, priority=601)
 
 
 def _mathjax_only_where_there_is_math(app, pagename, templatename, context, doctree) -> None:
@@ -212,6 +232,18 @@ def _mathjax_only_where_there_is_math(app, pagename, templatename, context, doct
     if scripts:
         scripts[:] = [s for s in scripts if MATHJAX_DIR not in str(getattr(s, "filename", s) or "")
                       and "MathJax" not in str(getattr(s, "attributes", {}).get("body", ""))]
+
+
+def _mathjax_after_the_first_paint(app, pagename, templatename, context, doctree) -> None:
+    # MathJax (2 MB) deferred ran before the first paint as plotly.js did: it waits for the paint too
+    from sphinx.builders.html._assets import _JavaScript
+
+    scripts = context.get("script_files") or []
+    for i, script in enumerate(scripts):
+        name = str(getattr(script, "filename", "") or "")  # "_static/mathjax/..." (Sphinx 7.4) or "mathjax/..."
+        if name.endswith(f"{MATHJAX_DIR}/{MATHJAX_COMPONENT}"):
+            uri = context["pathto"](name if name.startswith("_static/") else f"_static/{name}", 1)
+            scripts[i] = _JavaScript(None, priority=script.priority, type=AFTER_PAINT_TYPE, **{"data-src": uri})
 
 
 def glossary_terms(glossary_markdown: str) -> list[str]:
@@ -570,6 +602,7 @@ def _refuse_failed_lessons(app, env) -> None:
 def setup(app):
     app.add_css_file("course.css")
     app.add_js_file(CONTROLS_JS, defer="defer")
+    app.add_js_file(AFTER_PAINT_JS, **{"async": "async"})
     app.connect("config-inited", _prepare_lesson_execution)
     app.connect("builder-inited", _fail_at_once_without_the_plotly_bundle)
     app.connect("env-get-outdated", _reread_failed_lessons)
@@ -580,6 +613,7 @@ def setup(app):
     app.connect("builder-inited", _html_node_visitors_for_every_html_builder)
     app.connect("html-page-context", _add_plotly_where_needed)
     app.connect("html-page-context", _mathjax_only_where_there_is_math, priority=900)
+    app.connect("html-page-context", _mathjax_after_the_first_paint, priority=901)
     app.connect("html-page-context", _list_citations_as_list_items)
     app.connect("html-page-context", _name_folded_blocks_by_their_label)
     app.connect("html-page-context", _tune_search)

@@ -1,7 +1,7 @@
 """Measures of a built page as a reader on a phone, a slow laptop or a screen reader gets it.
 
 Used by ``tests/site/test_phone.py`` (``make test`` checks every measure but the timing; ``make
-measure`` adds the timing and screenshots), and on its own to print the table of every lesson::
+measure`` takes the timing and screenshots), and on its own to print the table of every lesson's checks::
 
     python -m tests.site.phone [_build/html]
 
@@ -13,7 +13,8 @@ Each measure opens the page in a fresh browser context (a first visit: nothing c
   (point labels, arrow labels, heatmap values) that meet one another, at 390 × 844 and 1366 × 900;
 - ``small_text``: figure texts (heatmap values among them) drawn smaller than ``MIN_TEXT_PX``;
 - ``weight_bytes``: bytes transferred for the page and all it loads, as served gzip-compressed;
-- ``fcp_ms``: first contentful paint with the CPU slowed 4× (Chrome DevTools Protocol);
+- ``fcp_ms``: first contentful paint with the CPU slowed 4× (Chrome DevTools Protocol), with
+  the screenshots: :func:`reader_measures`, ``make measure``'s;
 - ``axe``: axe-core violations (its default rules and the experimental ones of
   :data:`EXPERIMENTAL_AXE_RULES`) at phone width and at 1366 px, light and dark, by where they were
   seen; ``dark``: what dark mode leaves light or illegible.
@@ -29,10 +30,33 @@ PHONE = {"width": 390, "height": 844}
 LAPTOP = {"width": 1366, "height": 900}
 MIN_TEXT_PX = 9.5  # a figure's smallest readable text (course-figures.js writes heatmap values at 10 px or more)
 CPU_SLOWDOWN = 4
+FCP_VISITS = 7  # first visits per first-paint timing, of which the median is kept
 
 # Every figure is drawn: course-figures.js says so, or (a site without it) every div has its svg.
 FIGURES_DRAWN = """() => document.documentElement.dataset.figuresDrawn !== undefined
   || ![...document.querySelectorAll('div.plotly-graph-div')].some(div => !div.querySelector('svg.main-svg'))"""
+
+# MathJax has started where the page loads it (after the first paint, course-after-paint.js): until its
+# script runs, window.MathJax is only its configuration.
+MATHJAX_STARTED = """() => !document.querySelector('script[data-src*="mathjax"], script[src*="mathjax"]')
+  || Boolean(window.MathJax && MathJax.startup && MathJax.startup.promise)"""
+
+
+def settle(tab, timeout: int = 30_000) -> None:
+    """Wait until the page has settled: its formulas typeset (where it loads MathJax) and every figure
+    drawn. (A wait_for_function predicate cannot be async: the promise it returns is truthy at once.)"""
+    tab.wait_for_function(MATHJAX_STARTED, timeout=timeout)
+    tab.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise.then(() => true)")
+    tab.wait_for_function(FIGURES_DRAWN, timeout=timeout)
+
+
+# The head's scripts that block rendering, as the page is served (the parser's, not those added later by
+# a script, which never block): neither deferred nor async.
+RENDER_BLOCKING_SCRIPTS = """async () => {
+  const served = new DOMParser().parseFromString(await (await fetch(location.href)).text(), 'text/html');
+  return [...served.head.querySelectorAll('script[src]')].filter(s => !s.hasAttribute('defer') && !s.hasAttribute('async'))
+    .map(s => new URL(s.getAttribute('src'), location.href).href);
+}"""
 
 # The boxes of a figure's parts, in page pixels; pairs that meet, and parts that leave the figure.
 FIGURE_OVERLAPS = """() => {
@@ -151,22 +175,22 @@ DARK_FIGURES = """() => {
 
 
 def open_page(browser, url: str, viewport: dict, *, phone: bool = False, dark: bool = False):
-    """A fresh context (no cache) showing ``url`` with every figure drawn; returns (context, tab)."""
+    """A fresh context (no cache) showing ``url`` settled (:func:`settle`); returns (context, tab)."""
     context = browser.new_context(viewport=viewport, is_mobile=phone, has_touch=phone, device_scale_factor=1)
     if dark:
         context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
     tab = context.new_page()
     tab.goto(url, wait_until="networkidle")  # networkidle: index.html redirects
-    tab.wait_for_function(FIGURES_DRAWN, timeout=30_000)
+    settle(tab)
     tab.wait_for_timeout(200)
     return context, tab
 
 
-def first_contentful_paint(browser, url: str, runs: int = 5) -> float:
+def first_contentful_paint(browser, url: str, runs: int = FCP_VISITS) -> float:
     """Milliseconds to the first contentful paint of a first visit, the CPU slowed ``CPU_SLOWDOWN`` times:
     the median of ``runs`` visits, each in a fresh context (nothing cached), as other work on the machine
-    makes single visits noisy (five visits of the welcome page, 58 KB, on the 2-core development
-    machine: 0.90 to 1.59 s; the median of three moved by 0.3 s from one measure to the next)."""
+    makes single visits noisy (on the 2-core development machine, five visits of lesson 04 spread from
+    1.00 to 1.55 s, and the medians of five of one page moved by 0.2 s from one measure to the next)."""
     return sorted(_first_contentful_paint(browser, url) for _ in range(runs))[runs // 2]
 
 
@@ -175,7 +199,7 @@ def _first_contentful_paint(browser, url: str) -> float:
     tab = context.new_page()
     cdp = context.new_cdp_session(tab)
     cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
-    tab.goto(url, wait_until="networkidle")
+    tab.goto(url, wait_until="commit")  # the paint is what is timed, not the rest of the page's loading
     fcp = tab.evaluate(
         "() => new Promise(done => { const seen = () => performance.getEntriesByName('first-contentful-paint');"
         " if (seen().length) return done(seen()[0].startTime);"
@@ -209,7 +233,7 @@ def axe_violations(tab, rules: list[str] | None = None) -> list[dict]:
 
 def measure(browser, base_url: str, page: str) -> dict:
     """The checks of ``page`` (a path under the site) as a phone and a laptop in dark mode show it:
-    everything above but ``fcp_ms``, which is a timing (:func:`reader_measures`)."""
+    everything above but ``fcp_ms``, a timing (:func:`reader_measures`)."""
     url = f"{base_url}/{page}"
     result: dict = {"page": page}
     context, tab = open_page(browser, url, PHONE, phone=True)
@@ -220,9 +244,7 @@ def measure(browser, base_url: str, page: str) -> dict:
     result["overlaps"] = tab.evaluate(FIGURE_OVERLAPS)
     result["small_text"] = tab.evaluate(SMALL_TEXT)
     result["weight_bytes"], result["decoded_bytes"] = tab.evaluate(TRANSFERRED)
-    result["render_blocking_scripts"] = tab.evaluate(
-        "() => [...document.head.querySelectorAll('script[src]')].filter(s => !s.defer && !s.async).map(s => s.src)"
-    )
+    result["render_blocking_scripts"] = tab.evaluate(RENDER_BLOCKING_SCRIPTS)
     # the course's own scripts (plotly.js, MathJax, course-*.js); the theme's small scripts are its own
     result["blocking_course_scripts"] = [
         src for src in result["render_blocking_scripts"] if re.search(r"plotly|mathjax|/course-", src, re.IGNORECASE)
@@ -244,32 +266,41 @@ def measure(browser, base_url: str, page: str) -> dict:
     return result
 
 
-def reader_measures(browser, base_url: str, page: str, screenshots: Path) -> dict:
-    """What ``make measure`` adds to :func:`measure`: ``fcp_ms``, and screenshots of the page and of
-    each figure at phone and laptop width and in dark mode, and of the page in greyscale, saved under
-    ``screenshots`` for a person."""
+def reader_measures(browser, base_url: str, page: str, screenshots: Path, *, timed: bool = True) -> dict:
+    """What ``make measure`` measures (the checks of :func:`measure` are ``make test``'s): screenshots
+    of the page and of each figure at phone and laptop width and in dark mode, and of the page in
+    greyscale, saved under ``screenshots`` for a person; ``weight_bytes`` and ``decoded_bytes`` (a
+    first visit's); ``figures``, how many figures are on the page; and ``fcp_ms`` when ``timed``."""
     url = f"{base_url}/{page}"
+    result: dict = {"page": page}
     for folder, viewport, options in (("phone", PHONE, {"phone": True}), ("laptop", LAPTOP, {}),
                                       ("dark", LAPTOP, {"dark": True})):
         context, tab = open_page(browser, url, viewport, **options)
-        _screenshots(tab, screenshots / folder, page)
+        result["figures"] = _screenshots(tab, screenshots / folder, page)
         if folder == "laptop":
+            result["weight_bytes"], result["decoded_bytes"] = tab.evaluate(TRANSFERRED)
             tab.evaluate("() => { document.documentElement.style.filter = 'grayscale(100%)'; }")
             _screenshots(tab, screenshots / "greyscale", page, figures=False)
         context.close()
-    return {"fcp_ms": first_contentful_paint(browser, url)}
+    if timed:
+        result["fcp_ms"] = first_contentful_paint(browser, url)
+    return result
 
 
-def _screenshots(tab, folder: Path, page: str, *, figures: bool = True) -> None:
-    """The whole page, and each figure on its own (``<page>-figure-<n>.png``)."""
+def _screenshots(tab, folder: Path, page: str, *, figures: bool = True) -> int:
+    """The whole page, and each figure on its own (``<page>-figure-<n>.png``); returns how many figures
+    were shot."""
     folder.mkdir(parents=True, exist_ok=True)
     stem = Path(page).stem
     tab.screenshot(path=str(folder / f"{stem}.png"), full_page=True)
+    shot = 0
     if figures:  # the theme's sticky header would cover the top of a figure scrolled into view
         tab.add_style_tag(content=".bd-header, .skip-link, .bd-header-article { visibility: hidden !important; }")
         for n, div in enumerate(tab.locator("div.plotly-graph-div").all(), start=1):
             if div.is_visible():  # a figure folded in a closed "Going further" block is not on the page
                 div.screenshot(path=str(folder / f"{stem}-figure-{n}.png"))
+                shot += 1
+    return shot
 
 
 def all_violations(result: dict) -> list[dict]:
@@ -285,16 +316,26 @@ def impacts(violations: list[dict]) -> dict[str, int]:
 
 
 def table(results: list[dict]) -> str:
-    """A markdown table of the measures, one row per page."""
-    rows = ["| page | weight (gzip) | uncompressed | FCP 4x CPU | phone overflow | overlaps | small text | axe serious/critical |",
-            "|---|---|---|---|---|---|---|---|"]
+    """A markdown table of :func:`measure`'s checks, one row per page."""
+    rows = ["| page | weight (gzip) | uncompressed | phone overflow | overlaps | small text | axe serious/critical |",
+            "|---|---|---|---|---|---|---|"]
     for r in results:
         counts = impacts(all_violations(r))
         rows.append(
             f"| {Path(r['page']).stem} | {r['weight_bytes'] / 2**20:.2f} MB | {r['decoded_bytes'] / 2**20:.2f} MB "
-            f"| {_ms(r.get('fcp_ms'))} | {r['overflow_px']} px | {len(r['overlaps'])} | {len(r['small_text'])} "
+            f"| {r['overflow_px']} px | {len(r['overlaps'])} | {len(r['small_text'])} "
             f"| {counts.get('serious', 0)}/{counts.get('critical', 0)} |"
         )
+    return "\n".join(rows)
+
+
+def reader_table(results: list[dict]) -> str:
+    """A markdown table of :func:`reader_measures`, one row per page."""
+    rows = [f"| page | weight (gzip) | uncompressed | first paint, CPU 4× (median of {FCP_VISITS}) | figures shot |",
+            "|---|---|---|---|---|"]
+    for r in results:
+        rows.append(f"| {Path(r['page']).stem} | {r['weight_bytes'] / 2**20:.2f} MB | {r['decoded_bytes'] / 2**20:.2f} MB "
+                    f"| {_ms(r.get('fcp_ms'))} | {r['figures']} |")
     return "\n".join(rows)
 
 
@@ -309,8 +350,6 @@ def main(site: Path) -> None:
                    if not p.relative_to(site).parts[0].startswith("_") and re.search(r"lessons/|book/", p.as_posix()))
     with serve(site) as base_url, launch_chromium() as browser:
         results = [measure(browser, base_url, page) for page in pages]
-        for result in results:
-            result["fcp_ms"] = first_contentful_paint(browser, f"{base_url}/{result['page']}")
     print(table(results))
     for r in results:
         for key in ("overlaps", "small_text", "dark"):

@@ -1,12 +1,12 @@
 """The site for every reader: a phone (390 × 844), a laptop (1366 × 900), a screen reader, dark mode.
 
-Each page is measured once (:func:`tests.site.phone.measure`) and the measures are asserted one
-by one below. The tests marked ``measure`` are the reader measures that ``make measure`` runs (CI
-runs it after ``make test``): the first contentful paint of each lesson with the CPU slowed 4×
-(a timing, so not part of ``make test``), the table ``_build/screenshots/measures.md``, and phone,
-laptop and dark-mode screenshots, whole pages and each figure on its own, saved under
-``_build/screenshots/{phone,laptop,dark}/``, and whole pages in greyscale under ``greyscale/``,
-for a person to look at.
+Each page is checked once (:func:`tests.site.phone.measure`) and the checks are asserted one by
+one below. The tests marked ``measure`` are the reader measures that ``make measure`` runs (CI runs
+it after ``make test``, whose checks it does not repeat): the first contentful paint of each lesson
+with the CPU slowed 4× (a timing, so not part of ``make test``), the table
+``_build/screenshots/measures.md``, and phone, laptop and dark-mode screenshots, whole pages and
+each figure on its own, saved under ``_build/screenshots/{phone,laptop,dark}/``, and whole pages in
+greyscale under ``greyscale/``, for a person to look at.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ from tests.site.conftest import SCREENSHOTS
 from tests.site.test_site import LESSON_PAGES, PAGES
 
 PAGE_WEIGHT_LIMIT = 3 * 2**20  # bytes transferred on a first visit, gzip-compressed as web hosts serve text
-FCP_LIMIT_MS = 1500  # first contentful paint, the CPU slowed 4×
+# First contentful paint, the CPU slowed 4× (a median of phone.FCP_VISITS first visits): web.dev's
+# "good" threshold (https://web.dev/articles/fcp), which Lighthouse measures with the same 4× CPU
+# slowdown and a slowed network besides.
+FCP_LIMIT_MS = 1800
 
 # Violations of the theme (sphinx-book-theme / pydata-sphinx-theme), not of the course's content,
 # that no one-line template override fixes. Each is matched by its rule and the nodes it names.
@@ -45,13 +48,13 @@ def measured(browser, base_url):
 
 
 @pytest.fixture(scope="session")
-def reader_measured(browser, base_url, measured):
-    """:func:`measured` with the timing and the screenshots (``make measure``)."""
+def reader_measured(browser, base_url):
+    """:func:`phone.reader_measures`, the screenshots of ``make measure``, timed on the lesson pages."""
     cache: dict[str, dict] = {}
 
     def get(page: str) -> dict:
         if page not in cache:
-            cache[page] = {**measured(page), **phone.reader_measures(browser, base_url, page, SCREENSHOTS)}
+            cache[page] = phone.reader_measures(browser, base_url, page, SCREENSHOTS, timed=page in LESSON_PAGES)
         return cache[page]
 
     return get
@@ -89,6 +92,28 @@ def test_lesson_pages_are_light_and_block_no_rendering(measured, page):
 def test_lessons_paint_fast_on_a_slow_cpu(reader_measured, page):
     fcp = reader_measured(page)["fcp_ms"]
     assert fcp <= FCP_LIMIT_MS, f"{page}: first contentful paint {fcp:.0f} ms with the CPU slowed 4×, over {FCP_LIMIT_MS} ms"
+
+
+def test_the_heavy_scripts_load_after_the_first_paint_and_still_do_their_work(browser, base_url):
+    """MathJax, plotly.js with the figures' script, and the theme's fontawesome.js are fetched only
+    once the page has painted (course-after-paint.js), and then typeset, draw and replace the icons."""
+    page = "lessons/04_self_attention.html"  # formulas and figures
+    context, tab = phone.open_page(browser, f"{base_url}/{page}", phone.LAPTOP)
+    tab.wait_for_function("() => document.querySelector('mjx-container') && document.querySelector('svg.svg-inline--fa')")
+    seen = tab.evaluate("""() => ({
+      fcp: performance.getEntriesByName('first-contentful-paint')[0].startTime,
+      fetched: performance.getEntriesByType('resource').map(e => [e.name.split('/').pop().split('?')[0], e.startTime]),
+      scripts: [...document.querySelectorAll('script[src]')].map(s => s.src.split('/').pop().split('?')[0]),
+    })""")
+    context.close()
+    heavy = {"plotly.min.js", "course-figures.js", "tex-svg.js", "fontawesome.js"}
+    fetched = [(name, start) for name, start in seen["fetched"] if name in heavy]
+    assert {name for name, _ in fetched} == heavy, seen["fetched"]
+    early = [f"{name} at {start:.0f} ms" for name, start in fetched if start < seen["fcp"]]
+    assert not early, f"fetched before the first paint ({seen['fcp']:.0f} ms): {early}"
+    # in the order the page gives: the formulas, the figures (plotly.js before the script that draws)
+    order = [name for name in seen["scripts"] if name in heavy]
+    assert order.index("tex-svg.js") < order.index("plotly.min.js") < order.index("course-figures.js"), order
 
 
 def _is_known(violation: dict) -> bool:
@@ -137,7 +162,7 @@ def test_the_plotly_bundle_has_every_trace_type_the_lessons_draw(browser, base_u
 def test_screenshots_were_saved_for_every_lesson(reader_measured):
     """... and the table of the measures, ``_build/screenshots/measures.md``, for the record."""
     results = [reader_measured(page) for page in PAGES]
-    (SCREENSHOTS / "measures.md").write_text(phone.table(results) + "\n", encoding="utf-8")
+    (SCREENSHOTS / "measures.md").write_text(phone.reader_table(results) + "\n", encoding="utf-8")
     for folder in ("phone", "laptop", "dark", "greyscale"):
         missing = [p for p in LESSON_PAGES if not (SCREENSHOTS / folder / f"{Path(p).stem}.png").is_file()]
         assert not missing, f"no {folder} screenshot of {missing}"

@@ -27,7 +27,7 @@ import yaml
 
 from course_utils.authoring.lessons import ROOT
 from tests.site.conftest import SITE
-from tests.site.phone import FIGURES_DRAWN, LAPTOP, PHONE
+from tests.site.phone import LAPTOP, PHONE, settle
 
 TABLET = {"width": 768, "height": 1024}
 OPEN_MS = 3_000  # a dialog or a menu that has not opened this long after a tap does not open
@@ -75,12 +75,6 @@ LINK_TO = """([dialog, path]) => [...document.querySelectorAll(dialog + ' a[href
   a => new URL(a.href).pathname === path && !new URL(a.href).hash)"""
 
 
-SETTLED = f"""async () => {{
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
-  return ({FIGURES_DRAWN})();
-}}"""
-
-
 def has_sections(page: str) -> bool:
     return 'id="pst-page-toc-nav"' in (SITE / page).read_text(encoding="utf-8")
 
@@ -90,7 +84,7 @@ def _open(browser, base_url: str, page: str, viewport: dict, touch: bool):
     tab = context.new_page()
     tab.goto(f"{base_url}/{page}", wait_until="load")
     # a reader taps once the page has settled: its formulas typeset, its figures drawn
-    tab.wait_for_function(SETTLED, timeout=30_000)
+    settle(tab)
     return context, tab
 
 

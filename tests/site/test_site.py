@@ -17,6 +17,7 @@ import pytest
 
 from course_utils.authoring.lessons import ROOT, repository
 from tests.site.conftest import SITE
+from tests.site.phone import settle
 
 # Pages of the book: every HTML file but the theme's template fragments under _static/.
 PAGES = sorted(
@@ -115,7 +116,7 @@ def visit(browser, base_url: str, page: str) -> dict:
     tab.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
     tab.on("requestfailed", lambda req: errors.append(f"request failed: {req.url}") if req.url not in external else None)
     tab.goto(f"{base_url}/{page}", wait_until="networkidle")  # networkidle: index.html redirects
-    if tab.locator("div.plotly-graph-div").count():  # drawn one per task by the deferred course-figures.js
+    if tab.locator("div.plotly-graph-div").count():  # drawn one per task by course-figures.js, after the first paint
         tab.wait_for_function(
             "() => [...document.querySelectorAll('div.plotly-graph-div')]"
             ".every(div => div.querySelector('svg.main-svg'))",
@@ -222,7 +223,7 @@ def test_sliders_work_without_a_kernel(browser, base_url, page):
     """Dragging a figure's slider to its end updates the figure, with plotly.js alone."""
     tab = browser.new_page(viewport={"width": 1280, "height": 900})
     tab.goto(f"{base_url}/{page}", wait_until="networkidle")
-    tab.wait_for_function("() => !document.querySelector('.course-figure') || document.documentElement.dataset.figuresDrawn")
+    settle(tab)  # formulas typeset after the figures are drawn would move the slider under the click
     ids = tab.evaluate(
         "() => [...document.querySelectorAll('div.plotly-graph-div')]"
         ".filter(div => div.layout && (div.layout.sliders || []).length).map(div => div.id)"

@@ -163,6 +163,9 @@ def print_pdf(site: Path = SINGLEHTML, out: Path = PDF, *, timeout_ms: int = 180
             tab = browser.new_page(viewport={"width": 1100, "height": 1400})
             tab.goto(f"{url}/index.html", wait_until="networkidle", timeout=timeout_ms)
             tab.wait_for_function(FIGURES_DRAWN, timeout=timeout_ms)
+            # MathJax loads after the first paint (course-after-paint.js): until it runs, window.MathJax
+            # is its configuration, with no startup to wait on
+            tab.wait_for_function("() => !window.MathJax || window.MathJax.startup", timeout=timeout_ms)
             tab.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
             tab.wait_for_function("() => !document.querySelector('.MathJax_Processing, mjx-processing')", timeout=timeout_ms)
             figures = tab.evaluate(FIGURES_AS_IMAGES)

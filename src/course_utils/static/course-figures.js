@@ -1,6 +1,7 @@
 /* Draws the course's figures on the site, fitted to the width each one gets.
  *
- * Loaded deferred, after the page's partial plotly.js bundle (see course_utils.book). Every figure
+ * Loaded after the page's first paint, after its partial plotly.js bundle (course-after-paint.js,
+ * course_utils.book), so that a slow phone shows the text first. Every figure
  * is a <div class="course-figure"> followed by <script type="application/json"> holding its spec
  * (data, layout, config), written by course_utils.rendering.site_figure_html. Before drawing, the
  * spec is fitted to the figure's width:
