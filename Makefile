@@ -27,7 +27,7 @@ export COURSE_BROWSER := $(BROWSER_BIN)
 UNIT := tests --ignore=tests/site -n auto
 # The site's checks, a test module per worker (each starts its own Chromium); the reader measures
 # (timings, screenshots) are `make measure`, run alone so that nothing competes with the timings.
-SITE := tests/site -m "not measure" -n auto --dist loadscope
+SITE := tests/site -m "not measure" -n auto --dist loadgroup
 # The lessons run two at a time, each in its own kernel, the last (the longest) first: lessons 07
 # and 08 train on one thread, so a lesson alone leaves a core idle most of the time (measured: 3 min
 # 27 s one at a time, 2 min 37 s two at a time). OpenMP's waiting threads sleep instead of spinning

@@ -112,11 +112,31 @@ def test_no_solution_code_remains_and_every_stub_does(written, lesson):
     assert text.count("{exercise}") == markdown.count("{exercise}")
 
 
+def _code_cells(notebook) -> list[tuple[str, dict]]:
+    return [(c.source, dict(c.metadata)) for c in notebook.cells if c.cell_type == "code"]
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_the_handout_runs_up_to_its_first_exercise(written, lesson):
+def test_the_handout_holds_every_code_cell_of_the_lesson_unchanged(written, lesson):
+    """A handout runs as its lesson does: its code cells are the lesson's, in order, sources and
+    metadata unchanged (only markdown loses its reveals). `make notebooks` runs every lesson's code
+    cells (nbval), so this and the run below prove that every handout runs up to each exercise; a
+    handout that dropped or changed a code cell (a stub, a cell the next one needs) fails here."""
+    original = nbformat.read(handouts.LESSONS_DIR / f"{lesson}.ipynb", as_version=4)
+    handout = nbformat.read(written[lesson], as_version=4)
+    assert _code_cells(handout) == _code_cells(original), f"{lesson}: the handout's code cells differ from the lesson's"
+
+
+# One handout run for real, as a learner's kernel runs it: the written file opens, its cells run in
+# the lessons' folder and its first checker, run on the stub, says so. The smallest lesson with an
+# exercise; the others' code cells are their lessons' (above), which nbval runs.
+RUN_LESSON = "03_positional_encoding"
+
+
+def test_a_handout_runs_up_to_its_first_exercise(written):
     from nbclient import NotebookClient
 
-    notebook = nbformat.read(written[lesson], as_version=4)
+    notebook = nbformat.read(written[RUN_LESSON], as_version=4)
     code = [c for c in notebook.cells if c.cell_type == "code"]
     first_stub = next(i for i, c in enumerate(code) if STUB in c.source)
     # the cells before the first exercise, its stub, and the checker cell after it
@@ -124,7 +144,7 @@ def test_the_handout_runs_up_to_its_first_exercise(written, lesson):
     NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(handouts.LESSONS_DIR)}}).execute()
     checker = notebook.cells[-1]
     said = "".join(o.get("text", "") for o in checker.outputs)
-    assert "not attempted yet" in said, f"{lesson}: the first checker, run on the stub, said {said!r}"
+    assert "not attempted yet" in said, f"{RUN_LESSON}: the first checker, run on the stub, said {said!r}"
 
 
 GOING_FURTHER = re.compile(r"^`{3,}\{admonition\} (Going further[^\n]*)", re.MULTILINE)

@@ -11,6 +11,7 @@ import functools
 import gzip
 import http.server
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -117,3 +118,45 @@ def launch_chromium():
 def browser():
     with launch_chromium() as chromium:
         yield chromium
+
+
+# A test whose parameter is a page of the site (its id ends in "[lessons/04_self_attention.html]") runs
+# on the worker that has that page's other tests, so that the page is measured once (:func:`measured`):
+# `make site` runs pytest-xdist with --dist loadgroup, and this scheduler makes each page a group.
+# (pytest-xdist's own loadgroup, by xdist_group marks, puts nothing together under pytest 9: it renames
+# the items' _nodeid, which pytest 9 no longer reads.)
+PAGE_PARAMETER = re.compile(r"\[(?P<page>[\w./-]+\.html)\]$")
+
+
+def page_scope(nodeid: str) -> str:
+    """The unit of work of a test: its page, for a test of one page; else the test itself."""
+    match = PAGE_PARAMETER.search(nodeid)
+    return f"page {match['page']}" if match else nodeid
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByPage(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return page_scope(nodeid)
+
+    return ByPage(config, log)
+
+
+@pytest.fixture(scope="session")
+def measured(browser, base_url):
+    """:func:`tests.site.phone.measure` of a page, measured once: a page's tests share a worker
+    (:func:`page_scope`)."""
+    from tests.site import phone
+
+    cache: dict[str, dict] = {}
+
+    def get(page: str) -> dict:
+        if page not in cache:
+            cache[page] = phone.measure(browser, base_url, page)
+        return cache[page]
+
+    return get

@@ -174,16 +174,99 @@ DARK_FIGURES = """() => {
 }"""
 
 
-def open_page(browser, url: str, viewport: dict, *, phone: bool = False, dark: bool = False):
-    """A fresh context (no cache) showing ``url`` settled (:func:`settle`); returns (context, tab)."""
+def open_page(browser, url: str, viewport: dict, *, phone: bool = False, dark: bool = False, watch: dict | None = None):
+    """A fresh context (no cache) showing ``url`` settled (:func:`settle`); returns (context, tab).
+    With ``watch`` (a dict), the visit is watched as :func:`watch_visit` says."""
     context = browser.new_context(viewport=viewport, is_mobile=phone, has_touch=phone, device_scale_factor=1)
     if dark:
         context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
     tab = context.new_page()
+    if watch is not None:
+        watch_visit(tab, watch)
     tab.goto(url, wait_until="networkidle")  # networkidle: index.html redirects
     settle(tab)
     tab.wait_for_timeout(200)
     return context, tab
+
+
+def watch_visit(tab, seen: dict) -> None:
+    """Record in ``seen`` what a visit of ``tab`` meets: ``errors`` (console errors, page errors, failed
+    requests) and ``external`` (requests to any host but this machine's, blocked: the site must work
+    with no network at all). No error is recorded while ``seen["paused"]``: axe-core's own fetches (it
+    asks for the theme's ``@import``ed ``basic.css`` at the wrong address, a 404) are not the page's."""
+    from urllib.parse import urlsplit
+
+    errors, external = seen.setdefault("errors", []), seen.setdefault("external", [])
+
+    def error(text: str) -> None:
+        if not seen.get("paused"):
+            errors.append(text)
+
+    def route(route):
+        host = urlsplit(route.request.url).hostname
+        if host in ("127.0.0.1", "localhost") or route.request.url.startswith("data:"):
+            route.continue_()
+        else:
+            external.append(route.request.url)
+            route.abort()
+
+    tab.route("**/*", route)
+    tab.on("console", lambda msg: error(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+    tab.on("pageerror", lambda exc: error(f"page error: {exc}"))
+    tab.on("requestfailed", lambda req: error(f"request failed: {req.url}") if req.url not in external else None)
+
+
+# The theme's own switch (pydata-sphinx-theme's button cycles auto, light, dark), pressed until the
+# page is in ``theme``; then, on a page with figures, the wait until course-figures.js has redrawn
+# them all in its colours.
+SWITCH_THEME = """(theme) => {
+  const button = document.querySelector('.theme-switch-button');
+  for (let i = 0; i < 3 && document.documentElement.dataset.theme !== theme; i++) button.click();
+  return document.documentElement.dataset.theme;
+}"""
+FIGURES_IN_THEME = """(theme) => document.documentElement.dataset.figuresDrawn === undefined
+  || document.documentElement.dataset.figuresTheme === theme"""
+
+
+def switch_theme(tab, theme: str) -> None:
+    """Switch the open page to ``theme`` ("light" or "dark") as a reader does, with the theme's button:
+    the same page in the other colours (a theme changes colours only, never a box)."""
+    now = tab.evaluate(SWITCH_THEME, theme)
+    assert now == theme, f"{tab.url}: the theme's switch did not reach {theme} (it shows {now})"
+    tab.wait_for_function(FIGURES_IN_THEME, arg=theme, timeout=30_000)
+    tab.wait_for_timeout(100)
+
+
+# What axe-core checks that a theme changes: the colours of text against its background, and of links
+# against the text around them. A full run
+# at each width (the theme's markup differs by width) and this rule in the other theme prove what a
+# full run at each width in each theme did.
+CONTRAST_RULES = ["color-contrast", "link-in-text-block"]
+
+# Each legend entry of a figure, as drawn: its line's colour and dash, its marker's colour and shape.
+LEGEND_STYLES = """() => [...document.querySelectorAll('div.plotly-graph-div')].map(div => ({
+  title: (div.querySelector('.gtitle') || {}).textContent || '',
+  items: [...div.querySelectorAll('g.legend g.traces')].map(item => {
+    const line = item.querySelector('g.legendlines path');
+    const point = item.querySelector('g.legendpoints path');
+    return {
+      name: (item.querySelector('text.legendtext') || {}).textContent || '',
+      line: line ? [getComputedStyle(line).stroke, getComputedStyle(line).strokeDasharray] : null,
+      point: point ? [getComputedStyle(point).fill, (point.getAttribute('d') || '').slice(0, 8)] : null,
+    };
+  }),
+}))"""
+
+
+def _formulas(tab) -> dict:
+    """``formulas`` on the page, how many MathJax ``typeset``, and ``merror``, those it failed."""
+    result = {"formulas": tab.locator(".math").count(), "typeset": 0, "merror": 0}
+    if result["formulas"]:
+        tab.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000)
+        tab.evaluate("() => MathJax.startup.promise")
+        result["typeset"] = tab.locator("mjx-container svg").count()
+        result["merror"] = tab.locator("mjx-merror").count()
+    return result
 
 
 def first_contentful_paint(browser, url: str, runs: int = FCP_VISITS) -> float:
@@ -231,12 +314,28 @@ def axe_violations(tab, rules: list[str] | None = None) -> list[dict]:
     ]
 
 
+def _unwatched(seen: dict, function, *args):
+    """``function(*args)`` with the visit's error watch paused (:func:`watch_visit`)."""
+    seen["paused"] = True
+    try:
+        return function(*args)
+    finally:
+        seen["paused"] = False
+
+
 def measure(browser, base_url: str, page: str) -> dict:
-    """The checks of ``page`` (a path under the site) as a phone and a laptop in dark mode show it:
-    everything above but ``fcp_ms``, a timing (:func:`reader_measures`)."""
+    """The checks of ``page`` (a path under the site) as a phone and a laptop show it, light and dark:
+    everything above but ``fcp_ms``, a timing (:func:`reader_measures`).
+
+    Two first visits, each watched (:func:`watch_visit`): a phone's (390 × 844, touch) in light mode and
+    a laptop's (1366 × 900) in dark mode. Each takes a full axe-core run, then switches to the other
+    theme (:func:`switch_theme`) for what a theme changes: axe-core's colour rules (:data:`CONTRAST_RULES`)
+    and the figures' colours. So both widths are seen in both themes, the figures drawn in dark mode
+    both at first (the laptop's) and after a switch (the phone's)."""
     url = f"{base_url}/{page}"
-    result: dict = {"page": page}
-    context, tab = open_page(browser, url, PHONE, phone=True)
+    result: dict = {"page": page, "axe": {}}
+    seen: dict = {}
+    context, tab = open_page(browser, url, PHONE, phone=True, watch=seen)
     # against the phone's width: a phone browser widens its layout viewport to fit a too-wide page
     result["overflow_px"] = tab.evaluate(
         f"() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth) - {PHONE['width']}"
@@ -249,20 +348,27 @@ def measure(browser, base_url: str, page: str) -> dict:
     result["blocking_course_scripts"] = [
         src for src in result["render_blocking_scripts"] if re.search(r"plotly|mathjax|/course-", src, re.IGNORECASE)
     ]
-    result["axe"] = {"phone": axe_violations(tab)}
+    result["axe"]["phone"] = _unwatched(seen, axe_violations, tab)
+    switch_theme(tab, "dark")
+    result["dark"] = [f"phone, switched: {problem}" for problem in tab.evaluate(DARK_FIGURES)]
+    result["axe"]["phone, dark"] = _unwatched(seen, axe_violations, tab, CONTRAST_RULES)
     context.close()
-    # the laptop's overlaps are measured in dark mode, which changes colours only, never a box
-    context, tab = open_page(browser, url, LAPTOP, dark=True)
+    # the laptop's overlaps are measured in dark mode, which is drawn from the same boxes
+    context, tab = open_page(browser, url, LAPTOP, dark=True, watch=seen)
     result["overlaps"] += [f"laptop: {problem}" for problem in tab.evaluate(FIGURE_OVERLAPS)]
-    result["dark"] = tab.evaluate(DARK_FIGURES)
-    result["axe"]["laptop, dark"] = axe_violations(tab)
+    result["dark"] += tab.evaluate(DARK_FIGURES)
+    result["axe"]["laptop, dark"] = _unwatched(seen, axe_violations, tab)
+    switch_theme(tab, "light")
+    result["axe"]["laptop"] = _unwatched(seen, axe_violations, tab, CONTRAST_RULES)
+    # what a laptop reader sees: every formula typeset, every figure drawn, the legends' styles
+    result.update(_formulas(tab))
+    result["figures_drawn"] = tab.evaluate(
+        "() => [...document.querySelectorAll('div.plotly-graph-div')]"
+        ".filter(div => div.querySelector('svg.main-svg') && div.getBoundingClientRect().height > 100).length"
+    )
+    result["legends"] = tab.evaluate(LEGEND_STYLES)
     context.close()
-    # every rule (the experimental one too) at both widths, light and dark: the theme's markup differs by
-    # width (the table of contents and the search field are in the page at 1366 px, in dialogs on a phone)
-    for name, viewport, options in (("laptop", LAPTOP, {}), ("phone, dark", PHONE, {"phone": True, "dark": True})):
-        context, tab = open_page(browser, url, viewport, **options)
-        result["axe"][name] = axe_violations(tab)
-        context.close()
+    result["errors"], result["external"] = seen["errors"], seen["external"]
     return result
 
 

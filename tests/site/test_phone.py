@@ -36,18 +36,6 @@ KNOWN_THEME_VIOLATIONS = {
 
 
 @pytest.fixture(scope="session")
-def measured(browser, base_url):
-    cache: dict[str, dict] = {}
-
-    def get(page: str) -> dict:
-        if page not in cache:
-            cache[page] = phone.measure(browser, base_url, page)
-        return cache[page]
-
-    return get
-
-
-@pytest.fixture(scope="session")
 def reader_measured(browser, base_url):
     """:func:`phone.reader_measures`, the screenshots of ``make measure``, timed on the lesson pages."""
     cache: dict[str, dict] = {}

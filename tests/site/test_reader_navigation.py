@@ -179,7 +179,7 @@ def _go_to_the_next_page(tab, base_url: str, page: str, touch: bool) -> None:
     tab.wait_for_url(f"{base_url}/{target}", wait_until="commit", timeout=10_000)  # landed; need not load
 
 
-# The phone's round in two classes, which pytest-xdist (--dist loadscope) gives to two workers.
+# The phone's round, lessons and book pages (pytest-xdist spreads the tests over its workers).
 class TestPhoneLessons:
     @pytest.mark.parametrize("page", [p for p in PAGES if p.startswith("lessons/")])
     def test_a_reader_on_a_phone_follows_the_course(self, browser, base_url, page):

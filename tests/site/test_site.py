@@ -92,66 +92,10 @@ def test_colab_links_open_a_committed_notebook_of_the_configured_repository(site
         assert links == [], f"{page} has no notebook, yet links to Colab: {links}"
 
 
-def visit(browser, base_url: str, page: str) -> dict:
-    """What a laptop reader's first visit to ``page`` (1280 × 900, no network but the site) shows:
-    ``errors`` (console errors, page errors, failed requests), ``external`` (requests to other
-    hosts, blocked), ``formulas`` and ``typeset`` (MathJax), ``merror``, ``figures_drawn``
-    (figures with their SVG and taller than 100 px) and ``legends`` (:data:`LEGEND_STYLES`).
-    One load of the page serves every check below that only looks."""
-    errors: list[str] = []
-    external: list[str] = []
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    tab = context.new_page()
-
-    def route(route):
-        host = urlsplit(route.request.url).hostname
-        if host in ("127.0.0.1", "localhost") or route.request.url.startswith("data:"):
-            route.continue_()
-        else:
-            external.append(route.request.url)
-            route.abort()
-
-    tab.route("**/*", route)
-    tab.on("console", lambda msg: errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
-    tab.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
-    tab.on("requestfailed", lambda req: errors.append(f"request failed: {req.url}") if req.url not in external else None)
-    tab.goto(f"{base_url}/{page}", wait_until="networkidle")  # networkidle: index.html redirects
-    if tab.locator("div.plotly-graph-div").count():  # drawn one per task by course-figures.js, after the first paint
-        tab.wait_for_function(
-            "() => [...document.querySelectorAll('div.plotly-graph-div')]"
-            ".every(div => div.querySelector('svg.main-svg'))",
-            timeout=30_000,
-        )
-    result = {"formulas": tab.locator(".math").count(), "typeset": 0, "merror": 0}
-    if result["formulas"]:
-        tab.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000)
-        tab.evaluate("() => MathJax.startup.promise")
-        result["typeset"] = tab.locator("mjx-container svg").count()
-        result["merror"] = tab.locator("mjx-merror").count()
-    result["figures_drawn"] = tab.evaluate(
-        "() => [...document.querySelectorAll('div.plotly-graph-div')]"
-        ".filter(div => div.querySelector('svg.main-svg') && div.getBoundingClientRect().height > 100).length"
-    )
-    result["legends"] = tab.evaluate(LEGEND_STYLES)
-    context.close()
-    return {**result, "errors": errors, "external": external}
-
-
-@pytest.fixture(scope="session")
-def visited(browser, base_url):
-    cache: dict[str, dict] = {}
-
-    def get(page: str) -> dict:
-        if page not in cache:
-            cache[page] = visit(browser, base_url, page)
-        return cache[page]
-
-    return get
-
-
 @pytest.mark.parametrize("page", PAGES)
-def test_page_loads_without_errors_or_network(visited, page):
-    seen = visited(page)
+def test_page_loads_without_errors_or_network(measured, page):
+    """Both first visits of :func:`tests.site.phone.measure` (a phone in dark mode, a laptop in light)."""
+    seen = measured(page)
     assert not seen["external"], f"{page} asked for resources from the network: {seen['external']}"
     assert not seen["errors"], f"{page}:\n" + "\n".join(seen["errors"])
     assert seen["typeset"] >= seen["formulas"], f"{page}: {seen['typeset']} formulas typeset for {seen['formulas']}"
@@ -205,7 +149,7 @@ def test_lesson_has_a_colab_badge_and_a_colab_launch_button(site, page):
 
 
 @pytest.mark.parametrize("page", LESSON_PAGES)
-def test_lesson_figures_draw_and_load_plotly_once(visited, page):
+def test_lesson_figures_draw_and_load_plotly_once(measured, page):
     source = (SITE / page).read_text(encoding="utf-8")
     plotly_tags = re.findall(r'<script[^>]*src="[^"]*plotly[^"]*"', source)
     n_figures = source.count('class="plotly-graph-div')
@@ -214,7 +158,7 @@ def test_lesson_figures_draw_and_load_plotly_once(visited, page):
         assert "cdn.plot.ly" not in source, f"{page}: a figure would fetch plotly.js from a CDN"
     else:
         assert not plotly_tags, f"{page} loads plotly.js but has no figure"
-    drawn = visited(page)["figures_drawn"]
+    drawn = measured(page)["figures_drawn"]
     assert drawn == n_figures, f"{page}: {drawn} of {n_figures} figures drew"
 
 
@@ -367,19 +311,6 @@ def test_search_ranks_the_lesson_that_teaches_a_term_first_and_shows_its_prose(b
     assert not raw, f"searching {term!r}: snippets with LaTeX or navigation text (or the print-only contents): {raw[:3]}"
 
 
-# Each legend entry of a figure, as drawn: its line's colour and dash, its marker's colour and shape.
-LEGEND_STYLES = """() => [...document.querySelectorAll('div.plotly-graph-div')].map(div => ({
-  title: (div.querySelector('.gtitle') || {}).textContent || '',
-  items: [...div.querySelectorAll('g.legend g.traces')].map(item => {
-    const line = item.querySelector('g.legendlines path');
-    const point = item.querySelector('g.legendpoints path');
-    return {
-      name: (item.querySelector('text.legendtext') || {}).textContent || '',
-      line: line ? [getComputedStyle(line).stroke, getComputedStyle(line).strokeDasharray] : null,
-      point: point ? [getComputedStyle(point).fill, (point.getAttribute('d') || '').slice(0, 8)] : null,
-    };
-  }),
-}))"""
 GREY_STEP = 40  # grey levels (of 255) that tell two solid lines of the same style apart
 
 
@@ -423,12 +354,12 @@ def test_the_greyscale_check_tells_styles_apart():
 
 
 @pytest.mark.parametrize("page", LESSON_PAGES)
-def test_figures_read_in_greyscale(visited, page):
+def test_figures_read_in_greyscale(measured, page):
     """Every pair of legend entries of a figure differs by more than hue (``make measure`` saves each
     page in greyscale, ``_build/screenshots/greyscale/``, for a person to look at)."""
     confusable = [
         (figure["title"], a["name"], b["name"])
-        for figure in visited(page)["legends"]
+        for figure in measured(page)["legends"]
         for i, a in enumerate(figure["items"])
         for b in figure["items"][i + 1 :]
         if not distinguishable_in_grey(a, b)

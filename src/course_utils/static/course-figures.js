@@ -551,7 +551,20 @@
     var fig = fit(figure.spec, width);
     figure.div.style.height = fig.layout.height + "px";
     figure.div.style.width = width > boxWidth ? width + "px" : "100%";
-    if (box) box.classList.toggle("course-figure-scrolls", width > boxWidth);
+    if (box) {
+      // a figure wider than its box scrolls sideways inside it: a keyboard reader must reach it too
+      var scrolls = width > boxWidth;
+      box.classList.toggle("course-figure-scrolls", scrolls);
+      if (scrolls) {
+        box.tabIndex = 0;
+        box.setAttribute("role", "region");
+        box.setAttribute("aria-label", "Scrollable figure: " + (figure.div.getAttribute("aria-label") || "figure"));
+      } else if (box.hasAttribute("tabindex")) {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("role");
+        box.removeAttribute("aria-label");
+      }
+    }
     return window.Plotly.react(figure.div, fig.data, fig.layout, fig.config).then(function () {
       if (!figure.listening) {
         figure.listening = true;
@@ -583,7 +596,10 @@
       var div = document.getElementById(script.dataset.figure);
       if (div) figures.push({ div: div, spec: JSON.parse(script.textContent) });
     });
-    var ready = drawAll().then(function () { document.documentElement.dataset.figuresDrawn = String(figures.length); });
+    var ready = drawAll().then(function () {
+      document.documentElement.dataset.figuresDrawn = String(figures.length);
+      document.documentElement.dataset.figuresTheme = isDark() ? "dark" : "light";
+    });
     window.courseFigures = { ready: ready, fit: fit, wrap: wrap };
     var timer = null;
     window.addEventListener("resize", function () {
@@ -595,9 +611,14 @@
         });
       }, 200);
     });
+    // A change of theme redraws the figures in its colours; data-figures-theme says, once they all
+    // are, which theme they are drawn in (the site tests wait on it after switching the theme).
+    var switches = 0;
     new MutationObserver(function () {
-      figures.forEach(function (figure) {
-        if (figure.dark !== isDark()) draw(figure);
+      var mine = ++switches;
+      var redrawn = figures.filter(function (figure) { return figure.dark !== isDark(); }).map(draw);
+      Promise.all(redrawn).then(function () {
+        if (mine === switches) document.documentElement.dataset.figuresTheme = isDark() ? "dark" : "light";
       });
     }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
   }
