@@ -23,8 +23,12 @@ export PYTHONHASHSEED := 0
 # Headless Chromium for the site test.
 export COURSE_BROWSER := $(BROWSER_BIN)
 
-# The unit tests are spread over the CPU's cores.
-UNIT := tests --ignore=tests/site -n auto
+# The unit tests are spread over the CPU's cores, each worker taking the next test when it is free
+# (worksteal: the slowest tests do not queue behind one worker); OpenMP's waiting threads sleep
+# (OMP_WAIT_POLICY=PASSIVE, as for the lessons below), or two workers' torch threads spin against
+# each other on two cores.
+UNIT := tests --ignore=tests/site -n auto --dist worksteal
+UNIT_PYTEST := OMP_WAIT_POLICY=PASSIVE $(BIN)/pytest
 # The site's checks, a test module per worker (each starts its own Chromium); the reader measures
 # (timings, screenshots) are `make measure`, run alone so that nothing competes with the timings.
 SITE := tests/site -m "not measure" -n auto --dist loadgroup
@@ -109,7 +113,7 @@ validated-cache: $(STAMP)  # after nbval only: the book reads the validated .ipy
 	$(BIN)/python -m course_utils.authoring.lessons cache $(EXEC_CACHE)
 
 unit: $(STAMP)  ## unit, pairing, Colab and lock tests (fast)
-	$(BIN)/pytest $(UNIT)
+	$(UNIT_PYTEST) $(UNIT)
 
 notebooks: $(STAMP)  ## nbval, strict: every committed lesson output must match a fresh run
 	$(LESSONS_NBVAL)
@@ -131,14 +135,20 @@ lint: $(STAMP)  ## ruff on the package and the tests (configuration in pyproject
 
 # The lessons run once: nbval checks that each committed .ipynb is what a fresh run gives, then
 # the book's execution cache takes those notebooks, and the PDF and the site are built from them.
-test: $(STAMP) browser  ## the lint, unit tests, nbval, the PDF, the strict book build, the site and PDF tests (timings: make measure, make bench)
-	$(BIN)/ruff check src tests
-	$(BIN)/pytest $(UNIT)
-	$(LESSONS_NBVAL)
-	$(MAKE) --no-print-directory validated-cache
-	$(MAKE) --no-print-directory pdf
-	$(MAKE) --no-print-directory book
-	$(BIN)/pytest $(SITE)
+# Each stage is timed (course_utils.authoring.stages) and the last line is their table beside the
+# budgets of the 2-core machine (the instructor guide's "Where the time goes").
+STAGE := $(BIN)/python -m course_utils.authoring.stages
+
+test: $(STAMP) browser  ## the lint, unit tests, nbval, the PDF, the strict book build, the site and PDF tests; ends with each stage's time
+	@$(STAGE) reset
+	$(STAGE) run lint -- $(BIN)/ruff check src tests
+	$(STAGE) run unit -- env $(UNIT_PYTEST) $(UNIT)
+	$(STAGE) run notebooks -- env $(LESSONS_NBVAL)
+	$(STAGE) run validated-cache -- $(MAKE) --no-print-directory validated-cache
+	$(STAGE) run pdf -- $(MAKE) --no-print-directory pdf
+	$(STAGE) run book -- $(MAKE) --no-print-directory book
+	$(STAGE) run site -- $(BIN)/pytest $(SITE)
+	@$(STAGE) summary
 
 browser: $(STAMP)  ## find headless Chromium, or install it (apt-get; without apt, Playwright's own)
 	$(BIN)/python -m course_utils.authoring.browser
