@@ -42,7 +42,7 @@ SITE := tests/site -m "not measure" -n auto --dist loadgroup
 # nothing for 15 minutes (no cell runs that long: nbval stops one at 10) is hung, not slow; the
 # watchdog kills it and runs it once more (course_utils.authoring.watchdog; CI once lost its 90 minutes
 # to a hung nbval worker). A kernel that dies at start (two start at once, and one's port is taken
-# before it binds it) is started again, up to four times, its stderr shown if the last try fails;
+# before it binds it) is started again, up to four starts in all, its stderr shown if the last try fails;
 # the summary counts the retries (course_utils.authoring.kernel_retry).
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600 \
 	-p course_utils.authoring.nbval_tolerance -p course_utils.authoring.kernel_retry

@@ -190,6 +190,24 @@ def test_the_report_holds_every_stage_and_the_learning_rate_sweep():
     assert report["sentiment_accuracy_by_slice_test"] == report["teacher_fine_tuning_runs"][0]["accuracy_by_slice_test"]
 
 
+def test_the_instructor_guide_names_the_machine_and_the_runs_of_the_current_report():
+    """The guide's "family F, model M that built the current report" is report.json's machine, and its
+    count of `models.STUDENT_GRID`'s runs is the grid's (both went stale once: a rebuild on another
+    processor, a run cut for time)."""
+    import re
+
+    from course_utils.authoring.lessons import ROOT
+
+    guide = " ".join((ROOT / "book" / "instructor_guide.md").read_text(encoding="utf-8").split())
+    named = re.findall(r"family (\d+), model (\d+) that built the current report", guide)
+    assert named, "book/instructor_guide.md no longer names the current report's machine in the form this test reads"
+    family, model = re.search(r"cpu family (\d+) model (\d+)", models.report()["machine"]["cpu_model"]).groups()
+    assert set(named) == {(family, model)}
+    counted = re.search(r"the (\w+) runs of `models\.STUDENT_GRID`", guide)
+    words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    assert counted and words.index(counted.group(1)) == len(models.STUDENT_GRID)
+
+
 def test_the_instructor_guide_states_make_assets_time_as_the_report_measured_it():
     import re
 

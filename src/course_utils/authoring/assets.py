@@ -60,9 +60,9 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
     ``"tokenizer"``: the WordPiece tokenizer. ``"teacher"``: MLM pre-training. ``"teacher-sentiment"``:
     the teacher fine-tuned on the sentiment task (:func:`course_utils.data.sentiment_task`) for each of
     :data:`course_utils.models.TEACHER_SEEDS` (seed 0's is bundled), and the bag of words. ``"students"``:
-    lesson 07's students, the 2 x 2 of :data:`course_utils.models.STUDENT_GRID` (initialisation x loss)
-    with every seed, each fine-tuned on sentiment; the distilled student of seed 0 and its sentiment
-    copy are bundled.
+    lesson 07's students, every run of :data:`course_utils.models.STUDENT_GRID` (a start and a loss)
+    with every seed, each probed at its start and end and fine-tuned on sentiment, and the budget control;
+    the distilled student of seed 0 and its sentiment copy are bundled.
     ``"sweep"``: lesson 08's learning-rate sweep, the bundled student fine-tuned at :data:`course_utils.models.LR_SWEEP`.
     ``"plateau"``: lesson 08's schedule study, the recipe for :data:`course_utils.models.PLATEAU_SEEDS` under
     each of :data:`course_utils.models.PLATEAU_SCHEDULES` (now the recipe's alone), with per-kind curves.

@@ -13,9 +13,10 @@ source and the bundled models are unchanged (the notebook records the bundle's d
 in its metadata; ``--refresh-unstable`` replaces the outputs with this run's in any case). nbval reads its markers from the
 cell tags; a lesson never carries them as visible comments, which a learner would read.
 
-Checks that guard a claim of the prose are **check cells**: a code cell tagged ``remove-input`` (or
-``remove-cell`` when it prints nothing), so that the site shows nothing of it, whose first line says
-in words what it checks, as the title of a Colab form (``# @title check: every row sums to 1``).
+Checks that guard a claim of the prose are **check cells**: a code cell tagged ``remove-cell`` (the
+site shows nothing of it) or, when it prints a result the reader should see, ``remove-input`` (the
+site shows that output, not the code), whose first line says in words what it checks, as the
+title of a Colab form (``# @title check: every row sums to 1``).
 Its metadata folds it wherever the notebook opens: ``cellView: form`` (Colab shows the title and
 hides the code) and ``jupyter.source_hidden`` (JupyterLab and Notebook 7 collapse its code). That
 metadata lives in the lesson's ``.md``, the one source of both files: jupytext round-trips it, so
