@@ -45,7 +45,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --
 LESSONS_NBVAL := OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m course_utils.authoring.watchdog -- $(BIN)/pytest $(NBVAL) -n 2 --dist loadfile $(shell ls -r lessons/*.ipynb)
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
-.PHONY: help install minutes assets book lessons validated-cache portability new-lesson handouts pdf test unit notebooks site measure browser compat lab serve bench lock clean lint
+.PHONY: help install minutes assets pilot book lessons validated-cache portability new-lesson handouts pdf test unit notebooks site measure browser compat lab serve bench lock clean lint
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/\$$(PORT)/$(PORT)/g' | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -84,6 +84,11 @@ book: $(STAMP)  ## execute the lessons (cached) and build the site into _build/h
 
 assets: $(STAMP)  ## retrain the bundled tokenizer and models in src/course_utils/assets from the course corpus
 	$(BIN)/python -m course_utils.authoring.assets
+
+# Issue 58's teacher pilot, declared in models.py (PILOT_*): the six-layer teacher against the three-layer
+# model on the validation split only; resumable job by job (the models it pre-trains stay in _build/pilot).
+pilot: $(STAMP)  ## issue 58's teacher pilot on the validation split: assets/teacher_pilot.json (resumable; 2 to 5.5 h on 2 cores)
+	$(BIN)/python -m course_utils.authoring.pilot
 
 lessons: $(STAMP)  ## re-execute every lesson offline and rewrite its committed .ipynb (with outputs)
 	$(BIN)/python -m course_utils.authoring.lessons execute $(LESSONS_FLAGS)

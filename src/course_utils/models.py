@@ -458,8 +458,30 @@ PILOT_SECONDS = {"teacher pre-training": 1244, "three-layer pre-training": 705, 
                  "three-layer fine-tuning": 30}
 
 
-def teacher_config(tokenizer):
-    """The teacher's ``BertConfig``: BERT's architecture at 1/6 of BERT-base's width."""
+def pilot_recipe(changes=()) -> dict:
+    """The recipe of the teacher pilot made of today's and ``changes`` (of :data:`PILOT_CHANGES`, in
+    their order): ``{"name", "changes", "pretraining", "teacher_fine_tuning", "three_layer_fine_tuning"}``,
+    the pre-training settings (:data:`PRETRAINING` updated, for both models), the teacher's fine-tuning
+    (:data:`FINE_TUNING` updated) and the three-layer model's (:data:`THREE_LAYER_FINE_TUNING`, always)."""
+    changes = tuple(changes)
+    unknown = [c for c in changes if c not in PILOT_CHANGES]
+    if unknown:
+        raise ValueError(f"expected changes among PILOT_CHANGES, got {unknown}")
+    names = [change.name for change in changes]
+    if list(changes) != sorted(changes, key=PILOT_CHANGES.index) or len(set(names)) != len(names):
+        raise ValueError(f"expected each change once, in the declared order, got {[c.name for c in changes]}")
+    pretraining, fine_tuning = dict(PRETRAINING), dict(FINE_TUNING)
+    for change in changes:
+        pretraining.update(change.pretraining)
+        fine_tuning.update(change.fine_tuning)
+    return {"name": " + ".join(c.name for c in changes) or "today's", "changes": [c.name for c in changes],
+            "pretraining": pretraining, "teacher_fine_tuning": fine_tuning,
+            "three_layer_fine_tuning": dict(THREE_LAYER_FINE_TUNING)}
+
+
+def teacher_config(tokenizer, **sizes):
+    """The teacher's ``BertConfig``: BERT's architecture at 1/6 of BERT-base's width (``sizes``
+    update :data:`TEACHER_SIZE`: a test's tiny teacher)."""
     from transformers import BertConfig
 
     return BertConfig(
@@ -468,7 +490,7 @@ def teacher_config(tokenizer):
         type_vocab_size=2,
         pad_token_id=tokenizer.pad_token_id,
         hidden_act="gelu",
-        **TEACHER_SIZE,
+        **{**TEACHER_SIZE, **sizes},
     )
 
 

@@ -455,14 +455,23 @@ def _scores(classifier, curve=None) -> dict:
     return entry
 
 
-def _teacher() -> dict:
-    import torch
+def pretrained_teacher(tokenizer, train, recipe: dict, *, progress: bool = False, **sizes):
+    """``(teacher, history)``: a ``BertForMaskedLM`` of :func:`course_utils.models.teacher_config` (``sizes``
+    update it) from random weights drawn with ``recipe["seed"]``, pre-trained by masked words on ``train``
+    with ``recipe`` (:data:`course_utils.models.PRETRAINING`'s keys; the seed also draws batches and masks)."""
     from transformers import BertForMaskedLM
 
+    env.seed_everything(recipe["seed"])
+    teacher = BertForMaskedLM(models.teacher_config(tokenizer, **sizes))
+    history = training.train_mlm(teacher, train, tokenizer, progress=progress, **recipe)
+    return teacher, history
+
+
+def _teacher() -> dict:
+    import torch
+
     tokenizer, splits = _worker_data()
-    env.seed_everything(models.PRETRAINING["seed"])
-    teacher = BertForMaskedLM(models.teacher_config(tokenizer))
-    history = training.train_mlm(teacher, splits["train"], tokenizer, progress=False, **models.PRETRAINING)
+    teacher, history = pretrained_teacher(tokenizer, splits["train"], models.PRETRAINING)
     models.save(teacher, models.BUNDLED["teacher"])
     teacher = models.load_bundled("teacher")
     with torch.inference_mode():
@@ -476,12 +485,12 @@ def _teacher() -> dict:
         }
 
 
-def _teacher_classifier(seed: int):
-    """The bundled pre-trained teacher with a new sentiment head drawn with ``seed``."""
+def _teacher_classifier(seed: int, folder: Path | None = None):
+    """The pre-trained teacher of ``folder`` (the bundled one by default) with a new sentiment head drawn with ``seed``."""
     from transformers import BertForSequenceClassification
 
     env.seed_everything(seed)
-    return BertForSequenceClassification.from_pretrained(str(models.BUNDLED["teacher"]), num_labels=2)
+    return BertForSequenceClassification.from_pretrained(str(folder or models.BUNDLED["teacher"]), num_labels=2)
 
 
 def _teacher_sentiment(seed: int) -> dict:
