@@ -764,7 +764,7 @@ def retention(report: dict | None = None, run: str = "distilled") -> dict:
         raise ValueError(f"expected run to be one of {sorted(STUDENT_RUNS)}, got {run!r}")
     missing = [key for key in ("teacher_fine_tuning_runs", "students", "slices") if key not in report]
     if missing:
-        raise KeyError(f"expected a report with {missing} (rebuild it with make assets)")
+        raise KeyError(f"expected a report with {missing} (rebuild it with make assets, then make study)")
     students = {r["seed"]: r for r in report["students"]["runs"] if r["run"] == run}
     teachers = {r["seed"]: r for r in report["teacher_fine_tuning_runs"]}
     seeds = [seed for seed in STUDENT_SEEDS if seed in students]
