@@ -92,7 +92,7 @@ study: $(STAMP)  ## rerun lesson 07's study on the bundled teacher and student, 
 
 # Issue 58's teacher pilot, declared in models.py (PILOT_*): the six-layer teacher against the three-layer
 # model on the validation split only; resumable job by job (the models it pre-trains stay in _build/pilot).
-pilot: $(STAMP)  ## issue 58's teacher pilot on the validation split: assets/teacher_pilot.json (resumable; 2 to 5.5 h on 2 cores)
+pilot: $(STAMP)  ## issue 58's teacher pilot on the validation split: src/course_utils/pilots/teacher_pilot.json (resumable; 2 to 5.5 h on 2 cores)
 	$(BIN)/python -m course_utils.authoring.pilot
 
 lessons: $(STAMP)  ## re-execute every lesson offline and rewrite its committed .ipynb (with outputs)

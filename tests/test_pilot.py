@@ -76,6 +76,15 @@ def test_the_guard_refuses_the_test_split_and_restores_the_data_functions():
     assert {name: getattr(data, name) for name in pilot.GUARDED} == originals
 
 
+def test_the_pilot_report_is_outside_the_bundle():
+    """The lessons' recorded runs are checked against the bundle's digest (the manifest's sha256): a
+    pilot report in the bundle would change it at every job."""
+    from course_utils import bundle
+
+    assert not pilot.REPORT.resolve().is_relative_to(bundle.ASSETS.resolve())
+    assert pilot.REPORT.resolve() != models.REPORT.resolve()
+
+
 def test_the_pilot_module_reads_no_test_data_of_make_assets():
     """make assets' loaders read the test split (its scores are on it): the pilot uses none of them."""
     source = Path(pilot.__file__).read_text()

@@ -419,7 +419,7 @@ FEW_LABEL_CONTRASTS = (
 # mean on the whole validation set, then the smaller seed). A typical run, not the best: the best
 # would carry a winner's curse into every level the pages state.
 # Every recipe tried, its runs and its margin go into the pilot's report (authoring.pilot writes
-# assets/teacher_pilot.json, never report.json) and the guide, whatever the outcome. Every job runs
+# pilots/teacher_pilot.json, never report.json) and the guide, whatever the outcome. Every job runs
 # on one thread, two at a time, seeded by its own seeds: which other jobs run does not change it.
 # Time (report.json's job_seconds on this 2-core AMD EPYC, one thread a job, two workers): a teacher
 # pre-training 1,244 s; a three-layer pre-training about 705 s (the 2,000-step control's 740 s less

@@ -4,8 +4,9 @@ The six-layer teacher and the three-layer model, pre-trained with the same recip
 of ``PILOT_SEEDS`` and fine-tuned with each of ``PILOT_FINE_TUNING_SEEDS``, scored on the
 validation split only (the whole set and each slice). Today's recipe first, then at most the three
 changes of ``PILOT_CHANGES`` in their order, each on the choosing seeds, until one passes the rule;
-that one on the confirming seeds. The report goes to ``assets/teacher_pilot.json`` (:data:`REPORT`),
-never to ``report.json``.
+that one on the confirming seeds. The report goes to ``pilots/teacher_pilot.json`` (:data:`REPORT`),
+never to ``report.json``, and outside the bundle: the lessons never load it, and a file of the
+bundle would change the bundle's digest (:func:`course_utils.bundle.digest`) at every write.
 
 Every run is a job of :mod:`course_utils.authoring.jobs` (one thread, two workers), made of the
 functions ``make assets`` uses (:func:`course_utils.authoring.assets.pretrained_teacher`,
@@ -39,7 +40,7 @@ from . import assets as rebuild
 from . import jobs as job_runner
 from .jobs import Job
 
-REPORT = models.ASSETS / "teacher_pilot.json"
+REPORT = Path(models.__file__).parent / "pilots" / "teacher_pilot.json"
 MODELS = ROOT / "_build" / "pilot"  # the pre-trained models, kept for a resumed run
 REFUSED = "test"
 # The data functions a job could reach the test split through (each takes the split first).
@@ -350,14 +351,11 @@ def _load(path: Path, scale: dict | None) -> dict:
 
 
 def _write(path: Path, report: dict) -> None:
-    """``report`` into ``path`` at once (a reader never sees half of it); the bundled one's sha256 recorded."""
-    from .. import bundle
-
+    """``report`` into ``path`` at once: a reader never sees half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(report, indent=1, default=str) + "\n")
     temporary.replace(path)
-    bundle.record([path])  # a file outside the bundle (a test's) is skipped
 
 
 def _public(state: dict) -> dict:
