@@ -386,6 +386,9 @@ def run_pilot(path: Path = REPORT, models_folder: Path = MODELS, scale: dict | N
         done = {name for name, result in report["jobs"].items()
                 if "fine_tuning_seed" in result or (_folder(models_folder, name, scale) / "config.json").is_file()}
         planned = phase_jobs(recipe, seeds, models_folder, scale, done=done)
+        if not planned:  # every job there, yet the rule cannot read them: never loop on it
+            raise RuntimeError(f"the pilot's phase {recipe['name']!r} on seeds {list(seeds)} has every job done, "
+                               f"yet its results cannot be summarised: check {path}")
         with tqdm(total=len(planned), desc=f"pilot: {recipe['name']}, seeds {list(seeds)}", disable=not progress) as bar:
 
             def record(job, result, seconds):
