@@ -49,7 +49,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg --
 LESSONS_NBVAL := OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m course_utils.authoring.watchdog -- $(BIN)/pytest $(NBVAL) -n 2 --dist loadfile $(shell ls -r lessons/*.ipynb)
 BOOK := $(BIN)/jupyter-book build . --builder html -W --keep-going
 
-.PHONY: help install minutes assets book lessons validated-cache portability new-lesson handouts pdf test unit notebooks site measure browser compat lab serve bench lock clean lint
+.PHONY: help install minutes assets study pilot book lessons validated-cache portability new-lesson handouts pdf test unit notebooks site measure browser compat lab serve bench lock clean lint
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/\$$(PORT)/$(PORT)/g' | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -86,8 +86,18 @@ EXEC_CACHE := _build/.jupyter_cache
 book: $(STAMP)  ## execute the lessons (cached) and build the site into _build/html, warnings as errors
 	$(BOOK)
 
-assets: $(STAMP)  ## retrain the bundled tokenizer and models in src/course_utils/assets from the course corpus
-	$(BIN)/python -m course_utils.authoring.assets
+# The rebuild in two halves (issue 58): what the lessons load, then lesson 07's study on it. Both at
+# once (more jobs side by side): python -m course_utils.authoring.assets, with no target.
+assets: $(STAMP)  ## retrain what the lessons load: tokenizer, teacher, bundled student, lesson 08's runs (about 29 min on 2 cores)
+	$(BIN)/python -m course_utils.authoring.assets --target assets
+
+study: $(STAMP)  ## rerun lesson 07's study on the bundled teacher and student, into assets/report.json (about 55 min)
+	$(BIN)/python -m course_utils.authoring.assets --target study
+
+# Issue 58's teacher pilot, declared in models.py (PILOT_*): the six-layer teacher against the three-layer
+# model on the validation split only; resumable job by job (the models it pre-trains stay in _build/pilot).
+pilot: $(STAMP)  ## issue 58's teacher pilot on the validation split: src/course_utils/pilots/teacher_pilot.json (resumable; 2 to 5.5 h on 2 cores)
+	$(BIN)/python -m course_utils.authoring.pilot
 
 lessons: $(STAMP)  ## re-execute every lesson offline and rewrite its committed .ipynb (with outputs)
 	$(BIN)/python -m course_utils.authoring.lessons execute $(LESSONS_FLAGS)

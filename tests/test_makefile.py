@@ -112,3 +112,12 @@ def test_the_guide_says_what_a_plain_jupyter_book_build_needs_and_the_readme_poi
         assert "course_utils.book fetch-assets" in plain
         assert all(variable in plain for variable in ("HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1", "PYTHONHASHSEED=0"))
         assert "execution cache" in plain
+
+
+def test_the_rebuild_and_pilot_targets_have_help_and_a_row_in_the_readme():
+    """Issue 58's targets: each in `make help` and in the README's command table."""
+    listed = make("help").stdout
+    readme = (REPO / "README.md").read_text()
+    for target in ("assets", "study", "pilot"):
+        assert re.search(rf"^  make {target} +\S", listed, re.MULTILINE), target
+        assert f"| `make {target}` |" in readme, target

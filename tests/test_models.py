@@ -598,3 +598,83 @@ def test_retention_pairs_each_student_with_the_teacher_of_its_seed():
         models.retention(dict(report, teacher_fine_tuning_runs=report["teacher_fine_tuning_runs"][1:]))
     with pytest.raises(TypeError, match="expected the report's dict"):
         models.retention([report])
+
+
+def test_the_two_targets_split_the_whole_rebuild_and_take_the_time_the_guide_states(tmp_path):
+    """make assets rebuilds what the lessons load, make study lesson 07's study on it (issue 58): every
+    job of the whole rebuild in exactly one, each waiting only for jobs of its own target."""
+    import re
+
+    from course_utils.authoring import jobs
+    from course_utils.authoring.lessons import ROOT
+
+    whole = assets.plan(assets.STAGES, str(tmp_path))
+    halves = {target: assets.plan(stages, str(tmp_path), target) for target, stages in assets.TARGETS.items()}
+    names = {target: [job.name for job in planned] for target, planned in halves.items()}
+    assert sorted(names["assets"] + names["study"]) == sorted(job.name for job in whole)
+    assert assets.BUNDLED_STUDENT_JOB in names["assets"] and "teacher" in names["assets"]
+    assert {job.stage for job in halves["assets"]} == {"teacher", "teacher-sentiment", "students", "sweep", "plateau"}
+    assert [job.name for job in halves["assets"] if job.stage == "students"] == [assets.BUNDLED_STUDENT_JOB]
+    assert {job.stage for job in halves["study"]} == {"students", "task-distillation"}
+    assert assets.BUDGET_CONTROL_JOB in names["study"]
+    for target, planned in halves.items():
+        inside = set(names[target])
+        assert all(set(job.after) <= inside for job in planned), target
+        assert all(assets.in_target(job, target) for job in planned)
+    # the few-label runs of seed 0 start from the bundled student (no folder of theirs): nothing to wait for
+    seed0 = assets._few_label_job(500, "A", models.STUDENT_SEEDS[0])
+    assert next(job for job in halves["study"] if job.name == seed0).after == ()
+    with pytest.raises(ValueError, match="expected target"):
+        assets.in_target(whole[0], "lessons")
+    # the guide's minutes: the last full rebuild's job seconds replayed on each half
+    guide = (ROOT / "book" / "instructor_guide.md").read_text(encoding="utf-8")
+    seconds, tokenizer = models.report()["job_seconds"], models.report()["timings_s"]["tokenizer"]
+    stated = re.search(r"`make assets` about (\d+) minutes on 2 cores.*?`make study` about (\d+) minutes", guide, re.S)
+    assert stated, "the guide no longer states each half's time in the form this test reads"
+    assert int(stated.group(1)) == round((jobs.replay(halves["assets"], seconds) + tokenizer) / 60)
+    assert int(stated.group(2)) == round(jobs.replay(halves["study"], seconds) / 60)
+
+
+def test_a_half_of_the_rebuild_keeps_the_students_it_does_not_rerun(monkeypatch, tmp_path):
+    """make assets reruns the bundled student alone of the students stage and marks the study stale;
+    make study reruns every other student and keeps the bundled one's entry; each records its time."""
+    import copy
+    import json
+
+    bundled = models.report()
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps(bundled))
+    monkeypatch.setattr(models, "REPORT", report)
+    monkeypatch.setattr(assets.bundle, "record", lambda paths: None)
+    monkeypatch.setattr(assets, "worker_pool", _thread_pool)
+    monkeypatch.setattr(assets.tokenization, "rebuild", lambda: None)
+    monkeypatch.setattr(assets, "_teacher", lambda: {"teacher_parameters": 5})
+    old = {assets._student_job(r["run"], r["seed"]): r for r in bundled["students"]["runs"]}
+
+    def student(run, seed, *rest):
+        return dict(copy.deepcopy(old[assets._student_job(run, seed)]), rerun=True)
+
+    monkeypatch.setattr(assets, "_student", student)
+    monkeypatch.setattr(assets, "_budget_control", lambda: dict(copy.deepcopy(bundled["budget_control"]), rerun=True))
+    for name in ("_teacher_sentiment", "_bag_of_words", "_sweep_run", "_plateau_run", "_task_distillation_run"):
+        monkeypatch.setattr(assets, name, lambda *args: {})
+    for stage, built in (("teacher-sentiment", {}), ("sweep", {"runs": []}), ("plateau", {"runs": []}),
+                         ("task-distillation", {"runs": []})):
+        monkeypatch.setitem(assets.ASSEMBLE, stage, lambda results, built=built: built)
+
+    first = assets.rebuild(target="assets", progress=False)
+    rerun = {assets._student_job(r["run"], r["seed"]) for r in first["students"]["runs"] if r.get("rerun")}
+    assert rerun == {assets.BUNDLED_STUDENT_JOB} and "rerun" not in first["budget_control"]
+    assert len(first["students"]["runs"]) == len(bundled["students"]["runs"])
+    assert first["study_stale"] == assets.STUDY_STALE and first["rebuild_s"]["target"] == "assets"
+    assert set(first["targets_s"]["assets"]["stages"]) == set(assets.TARGETS["assets"])
+    # a stage's time stays the sum of its jobs' last seconds, the study's students included
+    every = assets.plan(["students"], str(tmp_path))
+    assert first["timings_s"]["students"] == pytest.approx(sum(first["job_seconds"][job.name] for job in every))
+    second = assets.rebuild(target="study", progress=False)
+    rerun = {assets._student_job(r["run"], r["seed"]) for r in second["students"]["runs"] if r.get("rerun")}
+    assert rerun == set(old) and second["budget_control"]["rerun"]  # the bundled one's entry: the assets run's
+    assert "study_stale" not in second and set(second["targets_s"]) == {"assets", "study"}
+    assert json.loads(report.read_text()) == second
+    with pytest.raises(ValueError, match="not both"):
+        assets.rebuild(["teacher"], target="assets")

@@ -81,6 +81,47 @@ def paired(a: Sequence[float], b: Sequence[float]) -> Paired:
     return Paired(mean=mean, std=std, n=n, t=float(t), p=p, interval=interval)
 
 
+@dataclass(frozen=True)
+class Welch:
+    """The difference ``mean(a) - mean(b)`` of two independent groups (different runs, no pairing):
+    the groups' sizes, Welch's degrees of freedom, t, the two-sided p-value and the 95% interval."""
+
+    mean: float
+    n: tuple[int, int]
+    df: float
+    t: float
+    p: float
+    interval: tuple[float, float]
+
+    def __str__(self) -> str:
+        low, high = self.interval
+        return (f"{self.mean:+.4f} (95% interval {low:+.4f} to {high:+.4f}; n = {self.n[0]} and {self.n[1]}, "
+                f"df = {self.df:.1f}, p = {self.p:.3g})")
+
+
+def welch(a: Sequence[float], b: Sequence[float]) -> Welch:
+    """Welch's unequal-variance t-test and interval (Welch 1947) of ``mean(a) - mean(b)``, for two
+    groups of independent runs (the teacher pilot's pre-training runs of two models), at :data:`LEVEL`."""
+    from scipy import stats as scipy_stats
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 1 or b.ndim != 1 or len(a) < 2 or len(b) < 2:
+        raise ValueError(f"expected two 1-D groups of at least 2 runs each, got shapes {a.shape} and {b.shape}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("expected finite values (an accuracy per run), got nan or inf")
+    mean = float(a.mean() - b.mean())
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    if va + vb == 0:  # no spread in either group: nothing to test against
+        t = 0.0 if mean == 0 else math.copysign(math.inf, mean)
+        return Welch(mean, (len(a), len(b)), math.nan, t, 1.0 if mean == 0 else 0.0, (mean, mean))
+    df = float((va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)))
+    sem = math.sqrt(va + vb)
+    t = mean / sem
+    half = float(scipy_stats.t.ppf(0.5 + LEVEL / 2, df=df)) * sem
+    return Welch(mean, (len(a), len(b)), df, float(t), float(2 * scipy_stats.t.sf(abs(t), df=df)),
+                 (mean - half, mean + half))
+
+
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm's step-down adjustment of ``p_values`` (in their order): a test is rejected at level α
     when its adjusted p-value is below α, which keeps the chance of any false rejection among them

@@ -4,7 +4,8 @@
   derived from them, executing lessons into their committed ``.ipynb`` twins;
 - :mod:`.lockfile`: the pinned stack (``requirements.lock``) and its conda mirror (``environment.yml``);
 - :mod:`.bench`: lesson execution times and book build times;
-- :mod:`.assets`: ``make assets``, the bundled tokenizer and models retrained stage by stage.
+- :mod:`.assets`: ``make assets``, the bundled tokenizer and models retrained stage by stage;
+- :mod:`.pilot`: ``make pilot``, issue 58's teacher pilot, on the validation split only.
 
 Every tool acts on the checkout it is run in: the book of the current directory, the nearest
 folder at or above it holding ``_config.yml`` and ``lessons/`` (:data:`ROOT`). An environment may

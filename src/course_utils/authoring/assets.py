@@ -1,7 +1,8 @@
 """``make assets``: retrain the bundled tokenizer and models from the course corpus, stage by stage.
 
-``python -m course_utils.authoring.assets`` (all stages) or ``--stages teacher-sentiment students``
-(some): later stages load what earlier ones bundled, and training is deterministic for a given
+``python -m course_utils.authoring.assets`` (all stages), ``--target assets`` (``make assets``: what the
+lessons load) or ``--target study`` (``make study``: lesson 07's study on it; :data:`TARGETS`), or
+``--stages teacher-sentiment students`` (some): later stages load what earlier ones bundled, and training is deterministic for a given
 number of threads, so a stage rebuilt alone gives what a full rebuild gives. Each stage writes its
 numbers and its time into ``assets/report.json`` (:func:`course_utils.models.report`). The
 recipes are :mod:`course_utils.models`'; this module only runs them.
@@ -14,6 +15,7 @@ worker runs what needs no teacher (the MLM-only students, the bag of words).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import math
@@ -52,10 +54,37 @@ MLM_ONLY = "random, MLM only"  # needs no teacher: trains beside the teacher's p
 # the students that read only the teacher's sizes, not its layers or outputs: they train beside its pre-training
 TEACHER_FREE = tuple(run for run in models.STUDENT_RUNS if not models.needs_teacher(run))
 BUDGET_CONTROL_JOB = f"student {models.BUDGET_CONTROL_NAME!r} seed {models.BUDGET_CONTROL['seed']}"
+# The two halves of a rebuild (issue 58), so that an instructor who changes a lesson never waits for
+# the study: "assets" (make assets) rebuilds what the lessons load, the tokenizer, the teacher and its
+# fine-tuned copies, the bundled student (the students stage's distilled student of seed 0) and lesson
+# 08's sweep and schedule study on it; "study" (make study) reruns lesson 07's study on the bundled
+# teacher and student: every other student of the students stage (the study's runs and the budget
+# control) and the few-label runs. Both together are the whole rebuild (no target).
+TARGETS = {
+    "assets": ("tokenizer", "teacher", "teacher-sentiment", "students", "sweep", "plateau"),
+    "study": ("students", "task-distillation"),
+}
+BUNDLED_STUDENT_JOB = f"student 'distilled' seed {models.STUDENT_SEEDS[0]}"
+STUDY_STALE = ("the study's runs (students, budget_control, task_distillation) were made with the teacher of an "
+               "earlier rebuild: run make study")
 
 
-def rebuild(stages=STAGES, progress: bool = True) -> dict:
+def in_target(job: Job, target: str) -> bool:
+    """Whether ``job`` is part of ``target`` (:data:`TARGETS`): a job of one of its stages, except that
+    the students stage gives ``"assets"`` the bundled student alone and ``"study"`` every other student."""
+    if target not in TARGETS:
+        raise ValueError(f"expected target to be one of {sorted(TARGETS)}, got {target!r}")
+    if job.stage == "students":
+        return (job.name == BUNDLED_STUDENT_JOB) == (target == "assets")
+    return job.stage in TARGETS[target]
+
+
+def rebuild(stages=None, progress: bool = True, *, target: str | None = None) -> dict:
     """Rebuild the bundled assets, stage by stage; write and return their report (``assets/report.json``).
+
+    ``stages``: every stage by default; ``target`` (:data:`TARGETS`, instead of ``stages``): one half
+    of the rebuild, ``"assets"`` (what the lessons load) or ``"study"`` (lesson 07's study); the runs
+    of the students stage that the target does not rerun keep their entries of the report.
 
     ``"tokenizer"``: the WordPiece tokenizer. ``"teacher"``: MLM pre-training. ``"teacher-sentiment"``:
     the teacher fine-tuned on the sentiment task (:func:`course_utils.data.sentiment_task`) for each of
@@ -75,8 +104,14 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
     Each classifier's entry also holds ``right_test``, which test sentences it classified right
     (:func:`course_utils.models.right_answers` reads it). ``timings_s`` holds each stage's time, the
     sum of its jobs' (two run at a time), ``job_seconds`` each job's, and ``rebuild_s`` the wall time
-    of the last rebuild and its stages.
+    of the last rebuild and its stages (and its target); ``targets_s`` each target's last wall time
+    and its stages' seconds. A rebuild of the assets alone marks the study stale (``study_stale``).
     """
+    if target is not None and stages is not None:
+        raise ValueError("expected stages or a target, not both")
+    if target is not None and target not in TARGETS:
+        raise ValueError(f"expected target to be one of {sorted(TARGETS)}, got {target!r}")
+    stages = STAGES if stages is None and target is None else TARGETS[target] if stages is None else stages
     unknown = set(stages) - set(STAGES)
     if unknown:
         raise ValueError(f"expected stages among {STAGES}, got {sorted(unknown)}")
@@ -88,7 +123,8 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
         tokenization.rebuild()
         result["timings_s"]["tokenizer"] = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as folder:
-        planned = plan(stages, folder)
+        every = plan(stages, folder)  # the stages' jobs, whichever run now: a stage's time is theirs
+        planned = plan(stages, folder, target)
         count = iter(range(1, len(planned) + 1))
 
         def report_progress(job, _, seconds):
@@ -104,13 +140,17 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
             continue
         ran = [job for job in planned if job.stage == stage]
         results = {job.name: done[job.name][0] for job in ran}
+        if stage == "students" and target is not None:  # the students this target does not rerun: as reported
+            results = {**reported_students(result), **results}
         built = ASSEMBLE[stage](results)
         key = REPORT_KEYS[stage]
         if key is None:
             result.update(built)
         else:
             result[key] = built
-        result["timings_s"][stage] = sum(done[job.name][1] for job in ran)
+        # the stage's jobs' last measured seconds (a full rebuild: this one's), when each has some
+        known = [result["job_seconds"].get(job.name) for job in every if job.stage == stage]
+        result["timings_s"][stage] = sum(known) if None not in known else sum(done[job.name][1] for job in ran)
     result.pop("torch_threads", None)  # replaced by the recipe's count per stage
     result.pop("timings_note", None)  # a note of an earlier rebuild: timings_s and rebuild_s say it
     result["threads"] = {**STAGE_THREADS, "students: the bundled one (distilled, seed 0)": BUNDLED_STUDENT_THREADS}
@@ -118,7 +158,18 @@ def rebuild(stages=STAGES, progress: bool = True) -> dict:
     result["machine"] = machine()
     result["reproducibility"] = REPRODUCIBILITY
     result["plateau_exits"] = plateau_exits(result)
-    result["rebuild_s"] = {"stages": list(stages), "wall": time.perf_counter() - start}
+    wall = time.perf_counter() - start
+    result["rebuild_s"] = {"stages": list(stages), "wall": wall, **({"target": target} if target else {})}
+    if target is not None:
+        seconds = {stage: sum(done[job.name][1] for job in planned if job.stage == stage) for stage in stages
+                   if stage != "tokenizer"}
+        if "tokenizer" in stages:
+            seconds["tokenizer"] = result["timings_s"]["tokenizer"]
+        result.setdefault("targets_s", {})[target] = {"wall": wall, "stages": seconds}
+    if target == "assets" and "teacher" in stages:
+        result["study_stale"] = STUDY_STALE
+    elif target in (None, "study") and "students" in stages:
+        result.pop("study_stale", None)
     models.REPORT.write_text(json.dumps(result, indent=1) + "\n")
     bundle.record([models.REPORT])
     return result
@@ -152,8 +203,24 @@ def _student_job(run: str, seed: int) -> str:
     return f"student {run!r} seed {seed}"
 
 
-def plan(stages, folder: str) -> list[Job]:
-    """The jobs of ``stages``, in the order of priority, each after the jobs whose models it loads.
+def reported_students(report: dict) -> dict:
+    """``{job name: entry}`` of the students stage's runs in ``report`` (every student and the budget
+    control), for a target that reruns only some of them."""
+    entries = {_student_job(r["run"], r["seed"]): r for r in report.get("students", {}).get("runs", [])}
+    if "budget_control" in report:
+        entries[BUDGET_CONTROL_JOB] = report["budget_control"]
+    needed = {_student_job(run, seed) for run in models.STUDENT_RUNS for seed in models.STUDENT_SEEDS}
+    missing = sorted(needed - set(entries)) + ([] if BUDGET_CONTROL_JOB in entries else [BUDGET_CONTROL_JOB])
+    if missing:
+        raise KeyError(f"expected the report to hold every student of the study to keep, got none for {missing[:3]} "
+                       f"(run the whole rebuild once: python -m course_utils.authoring.assets)")
+    return entries
+
+
+def plan(stages, folder: str, target: str | None = None) -> list[Job]:
+    """The jobs of ``stages``, in the order of priority, each after the jobs whose models it loads;
+    of ``target`` only (:func:`in_target`), when given: a job then waits only for jobs of the target,
+    and loads the bundled model where it waited for another.
 
     ``folder`` receives the distilled students of every seed, which the few-label runs start from
     (trained by the students stage, or alone when only the few-label runs are asked; seed 0's is
@@ -225,6 +292,10 @@ def plan(stages, folder: str) -> list[Job]:
                     needs = [student] + ([_few_label_job(n, models.FEW_LABEL_TEACHER, seed)] if arm != "A" else [])
                     add(_few_label_job(n, arm, seed), "task-distillation", _task_distillation_run,
                         (n, seed, arm, folder), after=needs)
+    if target is not None:
+        names = {job.name for job in jobs if in_target(job, target)}
+        jobs = [dataclasses.replace(job, after=tuple(a for a in job.after if a in names))
+                for job in jobs if job.name in names]
     job_runner.check(jobs)  # each job after those it waits for
     return jobs
 
@@ -455,14 +526,23 @@ def _scores(classifier, curve=None) -> dict:
     return entry
 
 
-def _teacher() -> dict:
-    import torch
+def pretrained_teacher(tokenizer, train, recipe: dict, *, progress: bool = False, **sizes):
+    """``(teacher, history)``: a ``BertForMaskedLM`` of :func:`course_utils.models.teacher_config` (``sizes``
+    update it) from random weights drawn with ``recipe["seed"]``, pre-trained by masked words on ``train``
+    with ``recipe`` (:data:`course_utils.models.PRETRAINING`'s keys; the seed also draws batches and masks)."""
     from transformers import BertForMaskedLM
 
+    env.seed_everything(recipe["seed"])
+    teacher = BertForMaskedLM(models.teacher_config(tokenizer, **sizes))
+    history = training.train_mlm(teacher, train, tokenizer, progress=progress, **recipe)
+    return teacher, history
+
+
+def _teacher() -> dict:
+    import torch
+
     tokenizer, splits = _worker_data()
-    env.seed_everything(models.PRETRAINING["seed"])
-    teacher = BertForMaskedLM(models.teacher_config(tokenizer))
-    history = training.train_mlm(teacher, splits["train"], tokenizer, progress=False, **models.PRETRAINING)
+    teacher, history = pretrained_teacher(tokenizer, splits["train"], models.PRETRAINING)
     models.save(teacher, models.BUNDLED["teacher"])
     teacher = models.load_bundled("teacher")
     with torch.inference_mode():
@@ -476,12 +556,12 @@ def _teacher() -> dict:
         }
 
 
-def _teacher_classifier(seed: int):
-    """The bundled pre-trained teacher with a new sentiment head drawn with ``seed``."""
+def _teacher_classifier(seed: int, folder: Path | None = None):
+    """The pre-trained teacher of ``folder`` (the bundled one by default) with a new sentiment head drawn with ``seed``."""
     from transformers import BertForSequenceClassification
 
     env.seed_everything(seed)
-    return BertForSequenceClassification.from_pretrained(str(models.BUNDLED["teacher"]), num_labels=2)
+    return BertForSequenceClassification.from_pretrained(str(folder or models.BUNDLED["teacher"]), num_labels=2)
 
 
 def _teacher_sentiment(seed: int) -> dict:
@@ -736,15 +816,20 @@ def _task_distillation_run(labelled: int, seed: int, arm: str, folder: str) -> d
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_utils.authoring.assets", description="make assets: retrain the bundled tokenizer and models from the course corpus, stage by stage.")
-    parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES), help="what to rebuild (default: all)")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--stages", nargs="+", choices=STAGES, help="what to rebuild (default: all)")
+    chosen.add_argument("--target", choices=sorted(TARGETS),
+                        help="assets: what the lessons load (make assets); study: lesson 07's study (make study)")
     args = parser.parse_args(argv)
     require_checkout()
     start = time.perf_counter()
-    result = rebuild(args.stages)
+    result = rebuild(args.stages, target=args.target)
     keys = [k for k in result if k.endswith("accuracy_test") or k.endswith("parameters")]
     for key in keys:
         print(f"{key}: {result[key]:.4f}" if isinstance(result[key], float) else f"{key}: {result[key]:,}")
-    print(f"rebuilt the bundled assets in {time.perf_counter() - start:.0f} s")
+    print(f"rebuilt {args.target or 'the bundled assets'} in {time.perf_counter() - start:.0f} s")
+    if "study_stale" in result:
+        print(f"note: {result['study_stale']}")
     return 0
 
 
