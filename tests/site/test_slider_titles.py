@@ -65,6 +65,13 @@ def page_url(tmp_path_factory):
         yield f"{url}/index.html"
 
 
+# A few frames, and a little time, for a slider step's command and the relayouts after it.
+SETTLED = """() => new Promise(resolve => {
+  let frames = 0;
+  const next = () => (++frames < 4 ? requestAnimationFrame(next) : setTimeout(resolve, 100));
+  requestAnimationFrame(next);
+})"""
+
 # Where the title stands in its figure, and where the figure's plot area begins.
 TITLE_BOX = """(id) => {
   const div = document.getElementById(id);
@@ -92,7 +99,8 @@ def _title_after_each_step(browser, url: str, viewport: dict, *, phone: bool) ->
             for step in [*range(n_steps), 0]:  # every step, then back to the first
                 box = rail.bounding_box()
                 tab.mouse.click(box["x"] + box["width"] * (0.01 + 0.98 * step / (n_steps - 1)), box["y"] + box["height"] / 2)
-                tab.wait_for_timeout(250)  # the step's command runs a frame later; then any relayout
+                tab.wait_for_function(f"() => document.getElementById('{div_id}')._fullLayout.sliders[0].active === {step}")
+                tab.evaluate(SETTLED)  # the step's command runs a frame later; then any relayout it sets off
                 seen[name].append(tab.evaluate(TITLE_BOX, div_id))
         return seen
     finally:
