@@ -98,6 +98,8 @@ def test_the_multi_head_figure_draws_the_numbers_of_torch_multihead_attention(qu
     assert "(B, T, H, D/H) = (2, 5, 2, 2)" in project and "(B, H, T, D/H) = (2, 2, 5, 2)" in project
     heads = attention.split_heads(q[None], 2)[0]  # (H, T, d_head): the package's split
     for h, box in enumerate([head0, head1]):
+        # after the transpose Q[:, h] is the head's slice of the whole batch, (B, T, D/H)
+        assert f"Q[:, {h}]<br>(B, T, D/H)<br>= (2, 5, 2)" in box and "(T, D/H)" not in box
         drawn = numbers(box)
         close(drawn[:10], heads[h])  # the head's (T, D/H) slice of the queries
         close(drawn[10:15], torch_weights[0, h, query].numpy())

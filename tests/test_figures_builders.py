@@ -24,6 +24,11 @@ def test_sequential_steps_show_one_more_rnn_arrow_per_slider_step():
         assert visible[-1] == (k >= 1)  # attention's links, all at once, from step 1
     links = fig.data[-1]
     assert sum(x is None for x in links.x) == T * (T - 1) // 2  # one curve per pair
+    # it opens at step 1, drawn as the slider's step 1 draws it: not at step 0, dots only
+    assert fig.layout.sliders[0].active == 1
+    assert [trace.visible is not False for trace in fig.data] == steps[1].args[0]["visible"]
+    assert fig.layout.title.text == steps[1].args[1]["title.text"]
+    assert "carried [CLS] 1 token to the right; attention links every pair" in fig.layout.title.text
 
 
 @pytest.mark.parametrize("tokens", [["only"], [], ["a", 2]])

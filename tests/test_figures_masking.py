@@ -144,6 +144,9 @@ def test_the_placement_figure_draws_both_weights_with_their_row_sums():
     right, wrong, mask = _placement()
     fig = figures.mask_placement_figure(right, wrong, mask, TOKENS[0][:3], TOKENS[0], title="t")
     assert [a.text for a in fig.layout.annotations] == list(figures.masking.PLACEMENT_PANELS)
+    # the panels are named by what they do, not by a side: the prose says "the second panel", and
+    # on a phone the second stands under the first
+    assert figures.masking.PLACEMENT_PANELS == ("mask, then softmax (correct)", "softmax, then mask (wrong)")
     right_trace, right_grey, wrong_trace, wrong_grey = fig.data
     for trace, weights in ((right_trace, right), (wrong_trace, wrong)):
         z = np.array(trace.z, dtype=float)

@@ -83,3 +83,55 @@ def test_positional_explorer_offers_dimension_counts_up_to_d_model():
     assert figures.positional_explorer(d_model=20).control("n_dims").values == (4, 8, 16, 20)
     assert figures.positional_explorer(d_model=20).control("n_dims").default == 20
     assert figures.positional_explorer().control("n_dims").default == 32
+
+
+# --------------------------------------------------------------------------------------------
+# A few positions' vectors, and where they differ from the first one's
+
+
+def test_pair_distances_are_the_chords_between_the_pairs_points_on_the_circle():
+    encoding = positional.sinusoidal_encoding(64, 32)  # (T, d_model)
+    distances = figures.pair_distances(encoding, [0, 1, 10, 40])
+    assert distances.shape == (3, 16)
+    omegas = positional.frequencies(32)[0::2]  # (16,): one frequency per pair
+    for k, p in enumerate([1, 10, 40]):  # two points at angles 0 and w p: a chord of 2 |sin(w p / 2)|
+        np.testing.assert_allclose(distances[k], 2 * np.abs(np.sin(omegas * p / 2)), atol=1e-12)
+    shifted = figures.pair_distances(encoding, [3, 3 + 7])[0]  # only how far apart the positions are counts
+    np.testing.assert_allclose(shifted, 2 * np.abs(np.sin(omegas * 7 / 2)), atol=1e-12)
+
+
+def test_the_position_vectors_figure_outlines_the_pairs_that_differ():
+    encoding = positional.sinusoidal_encoding(64, 32)
+    fig = figures.position_vectors_figure(encoding, [0, 1, 10, 40], within=0.1)
+    vectors, *lines = fig.data
+    np.testing.assert_allclose(np.array(vectors.z, dtype=float), encoding[[0, 1, 10, 40]], atol=5e-4)
+    distances = figures.pair_distances(encoding, [0, 1, 10, 40])
+    assert [t.name for t in lines] == ["position 1", "position 10", "position 40", "0.1: they agree below"]
+    for trace, row in zip(lines, distances):
+        np.testing.assert_allclose(np.array(trace.y, dtype=float), row, atol=5e-4)
+    assert list(lines[-1].y) == [0.1, 0.1]
+    # each later row outlined from dimension 0 to the end of its last pair more than 0.1 away:
+    # pairs 3, 7, 10, so dimensions 7, 15, 21 (the numbers lesson 03's prose states)
+    shapes = fig.layout.shapes
+    assert [(s.x0, s.x1, s.y0, s.y1) for s in shapes] == [
+        (-0.5, 7.5, 0.5, 1.5), (-0.5, 15.5, 1.5, 2.5), (-0.5, 21.5, 2.5, 3.5)
+    ]  # fmt: skip
+    assert fig.layout.yaxis.ticktext == ("pos 0", "pos 1", "pos 10", "pos 40")
+    assert fig.layout.title.text == "Encoding vectors of 4 positions (d_model = 32)"
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        ((np.ones((4, 3)), [0, 1]), {}, "even d_model"),
+        ((np.ones((4, 4)), [0]), {}, "at least two distinct positions"),
+        ((np.ones((4, 4)), [0, 0]), {}, "at least two distinct positions"),
+        ((np.ones((4, 4)), [0, 4]), {}, r"in 0 \.\. 3"),
+        ((np.ones((4, 4)), [0, True]), {}, "at least two distinct positions"),
+        ((np.ones((8, 4)), list(range(7))), {}, "2 to 6 positions"),
+        ((np.ones((4, 4)), [0, 1]), {"within": 2.5}, r"within, a distance between pairs, in \(0, 2\)"),
+    ],
+)
+def test_the_position_vectors_figure_rejects_bad_values(args, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        figures.position_vectors_figure(*args, **kwargs)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import data, figures, tokenization
+from course_utils import data, figures, precision, rendering, tokenization
 from course_utils.data import running_example
 from course_utils.figures import boxes
 from tests.test_figures_boxes import assert_fits, boxes_of
@@ -62,6 +62,22 @@ def test_the_lookup_figure_is_the_one_hot_product():
     assert (picked.y0, picked.y1, product.y0) == (1.5, 2.5, 4.5)  # row 2 framed, and the product
 
 
+def test_the_lookup_figure_writes_each_value_rounded_once():
+    """The cells' text is the exact value at 2 decimals, not the figure's 4 significant digits
+    rounded again: "love", dim 1 is -1.2654, -1.27 as lessons 01 and 06 print it (not -1.26)."""
+    example = running_example()
+    fig = figures.embedding_lookup_figure(example.embeddings, example.tokens, 2)
+    exact = np.vstack([example.embeddings, example.embeddings[2]])  # the table, then the product
+    values = fig.data[1]
+    assert values.texttemplate == "%{text}"
+    assert [list(row) for row in values.text] == [[f"{v:.2f}" for v in row] for row in exact]
+    love = float(example.embeddings[2, 1])
+    assert round(love, 4) == -1.2654 and values.text[2][1] == values.text[5][1] == "-1.27"
+    assert f"{float(precision.significant(love)):.2f}" == "-1.26"  # what the double rounding showed
+    spec = rendering.figure_mimebundle(fig)[rendering.PLOTLY_MIME]  # the renderer keeps the text
+    assert spec["data"][1]["text"][2][1] == "-1.27"
+
+
 def test_the_gradient_figure_joins_each_position_to_the_row_torch_moves(tokenizer):
     batch = tokenizer(["I love NLP", "The cat is not happy, but it is calm.", "It is kind."], padding=True,
                       return_tensors="np")
@@ -78,7 +94,7 @@ def test_the_gradient_figure_joins_each_position_to_the_row_torch_moves(tokenize
     assert rows[len(real)] == "[PAD]: frozen" and rows[-1] == f"{len(tokenizer) - len(real) - 1:,} other rows: 0"
     ys = {name: np.array(t.y, dtype=float) for t in fig.data for name in [t.name] if t.mode == "markers+text"}
     for b in range(ids.shape[0]):
-        lines = next(t for t in fig.data if t.name == f"sentence {b + 1}")
+        lines = next(t for t in fig.data if t.name == f"sentence {b}")
         starts, ends = np.array(lines.y[0::3], dtype=float), np.array(lines.y[1::3], dtype=float)
         positions = [t for t in range(ids.shape[1]) if ids[b, t] != pad]
         np.testing.assert_allclose(starts, ys["positions"][[b * ids.shape[1] + t for t in positions]])

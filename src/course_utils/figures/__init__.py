@@ -13,7 +13,8 @@ module                  lesson  what it draws
 ``tokens``              02      WordPiece's greedy split; a lookup as one-hot × table; the rows a
                                 step's gradient moves
 ``positional``          03      one position's sinusoidal encoding, in its table; its explorer;
-                                a token embedding plus position encodings, in two dimensions
+                                a token embedding plus position encodings, in two dimensions;
+                                a few positions' vectors and the pairs in which they differ
 ``boxes``               all     box diagrams drawn from the numbers (the house style)
 ``rotation``            03, 09  a sinusoidal pair moved k positions on; RoPE's query and key
                                 turned by their positions
@@ -77,7 +78,13 @@ from .pattern_finder import (
     strongest_behaviour,
     uniform_behaviours,
 )
-from .positional import embedding_plus_position_figure, positional_encoding_figure, positional_explorer
+from .positional import (
+    embedding_plus_position_figure,
+    pair_distances,
+    position_vectors_figure,
+    positional_encoding_figure,
+    positional_explorer,
+)
 from .rnn import bilstm_states_figure, lstm_cell_figure, lstm_cell_numbers, sequential_steps_figure
 from .rotation import position_shift_figure, rope_pair_figure, rope_pair_numbers
 from .self_attention import (
@@ -136,7 +143,9 @@ __all__ = [
     "multi_head_numbers",
     "online_softmax_figure",
     "polarity_figure",
+    "pair_distances",
     "position_shift_figure",
+    "position_vectors_figure",
     "positional_encoding_figure",
     "positional_explorer",
     "post_pre_ln_figure",

@@ -155,7 +155,9 @@ def masked_attention_figure(
     return fig
 
 
-PLACEMENT_PANELS = ("mask, then softmax (right)", "softmax, then mask (wrong)")
+# "(correct)", not "(right)": the prose names the panels first and second (side by side on a
+# laptop, one above the other on a phone), and "right" would name a side too
+PLACEMENT_PANELS = ("mask, then softmax (correct)", "softmax, then mask (wrong)")
 SUM_LABEL = "row sum"
 
 

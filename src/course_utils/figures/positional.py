@@ -1,5 +1,6 @@
 """Lesson 03's figures and explorer: the sinusoidal encoding of one position, in its table; a token
-embedding plus position encodings in two dimensions (:func:`embedding_plus_position_figure`).
+embedding plus position encodings in two dimensions (:func:`embedding_plus_position_figure`); a few
+positions' vectors, and the pairs of dimensions in which they differ (:func:`position_vectors_figure`).
 
 :func:`positional_encoding_figure` draws the table of encodings (positions by dimensions) with a
 line at one position, and that position's vector below; :func:`positional_explorer` puts it behind
@@ -20,7 +21,13 @@ from ..positional import sinusoidal_encoding
 from ..validation import positive_int
 from ..widgets import Explorer, Slider
 
-__all__ = ["embedding_plus_position_figure", "positional_encoding_figure", "positional_explorer"]
+__all__ = [
+    "embedding_plus_position_figure",
+    "pair_distances",
+    "position_vectors_figure",
+    "positional_encoding_figure",
+    "positional_explorer",
+]
 
 
 def positional_encoding_figure(position: int, n_dims: int, *, max_position: int = 50, d_model: int = 64) -> go.Figure:
@@ -171,4 +178,122 @@ def embedding_plus_position_figure(embedding, word: str, encodings, shown: tuple
     y_range = [round(embedding[1] - 1.3, 6), round(embedding[1] + 1.3, 6)]
     fig.update_xaxes(title_text="dimension 0", range=x_range, zeroline=True)
     fig.update_yaxes(title_text="dimension 1", range=y_range, zeroline=True, scaleanchor="x")
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# A few positions' vectors, and where they differ from the first one's
+
+
+def _encoding_and_positions(encoding, positions) -> tuple[np.ndarray, list[int]]:
+    encoding = np.asarray(encoding, dtype=float)
+    if encoding.ndim != 2 or encoding.shape[1] % 2 or encoding.shape[1] == 0 or not np.all(np.isfinite(encoding)):
+        raise ValueError(f"expected a finite encoding table (T, d_model) with an even d_model, got shape {encoding.shape}")
+    T = encoding.shape[0]
+    positions = list(positions)
+    if len(positions) < 2 or len(set(positions)) != len(positions) or not all(
+        isinstance(p, (int, np.integer)) and not isinstance(p, bool) and 0 <= p < T for p in positions
+    ):
+        raise ValueError(f"expected at least two distinct positions in 0 .. {T - 1}, got {positions!r}")
+    return encoding, [int(p) for p in positions]
+
+
+def pair_distances(encoding, positions) -> np.ndarray:
+    """How far each pair of dimensions of ``positions[1:]`` is from that of ``positions[0]``.
+
+    ``encoding (T, d_model)``, ``d_model`` even; ``positions`` at least two distinct rows of it.
+    Returns ``(len(positions) - 1, d_model / 2)``: entry ``[k, i]`` is the length of the difference
+    of pair ``i``, dimensions ``(2i, 2i+1)``, between position ``positions[k + 1]`` and the first.
+    A sinusoidal pair is a point on the unit circle, so the distance is from 0 (the same angle) to 2.
+    """
+    encoding, positions = _encoding_and_positions(encoding, positions)
+    pairs = encoding[positions].reshape(len(positions), -1, 2)  # (P, d_model / 2, 2)
+    return np.linalg.norm(pairs[1:] - pairs[:1], axis=-1)  # (P - 1, d_model / 2)
+
+
+def position_vectors_figure(encoding, positions, *, within: float = 0.1) -> go.Figure:
+    """A few positions' encoding vectors, and the pairs of dimensions in which they differ.
+
+    ``encoding (T, d_model)`` (``d_model`` even, at most 128), ``positions`` 2 to 6 distinct rows of
+    it, the first the one the others are compared with. Top: the vectors, one heatmap row per
+    position, dimensions across (the table of positions read row by row); each later row outlined
+    over the pairs that differ from the first position's by more than ``within`` (up to its last
+    such pair). Bottom: :func:`pair_distances`, one line per later position (colour and dash), pair
+    ``i`` across, with ``within`` as a dotted line: where a line falls under it, the positions agree.
+    """
+    encoding, positions = _encoding_and_positions(encoding, positions)
+    if len(positions) > 6 or encoding.shape[1] > 128:
+        raise ValueError(f"expected 2 to 6 positions and d_model <= 128, got {len(positions)} and {encoding.shape[1]}")
+    if isinstance(within, bool) or not isinstance(within, (int, float)) or not 0 < within < 2:
+        raise ValueError(f"expected within, a distance between pairs, in (0, 2), got {within!r}")
+    d_model = encoding.shape[1]
+    distances = pair_distances(encoding, positions)  # (P - 1, d_model / 2)
+    first = positions[0]
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        row_heights=[0.4, 0.6],
+        vertical_spacing=0.2,
+        subplot_titles=(
+            f"the vectors (outlined: the pairs that differ from position {first}'s)",
+            f"how far each pair of dimensions is from position {first}'s",
+        ),
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=plots.significant(encoding[positions]),
+            x=np.arange(d_model),
+            y=np.arange(len(positions)),
+            colorscale=plots.DIVERGING,
+            zmin=-1,
+            zmax=1,
+            xgap=1,
+            ygap=3,
+            showscale=False,
+            name="the vectors",
+            customdata=[[p] * d_model for p in positions],
+            hovertemplate="position %{customdata}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    for k, row in enumerate(distances, start=1):
+        differing = np.flatnonzero(row > within)
+        if differing.size:  # from dimension 0 to the last dimension of the last pair that differs
+            fig.add_shape(
+                type="rect", x0=-0.5, x1=2 * differing.max() + 1.5, y0=k - 0.5, y1=k + 0.5,
+                line=dict(color="black", width=2.5), row=1, col=1,
+            )  # fmt: skip
+    pairs = np.arange(d_model // 2)
+    for k, (position, row) in enumerate(zip(positions[1:], distances)):
+        fig.add_trace(
+            go.Scatter(
+                x=pairs, y=plots.significant(row), mode="lines+markers", name=f"position {position}",
+                line=dict(color=plots.color(k), dash=plots.DASHES[k % len(plots.DASHES)], width=2.5),
+                marker=dict(size=6, symbol=plots.SYMBOLS[k % len(plots.SYMBOLS)]),
+            ),
+            row=2,
+            col=1,
+        )  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=[pairs[0], pairs[-1]], y=[within, within], mode="lines", name=f"{within:g}: they agree below",
+            line=dict(color=plots.REFERENCE_COLOR, dash="dot", width=1.5), hoverinfo="name",
+        ),
+        row=2,
+        col=1,
+    )  # fmt: skip
+    fig.update_xaxes(title_text="dimension (even: sin, odd: cos)", range=[-0.5, d_model - 0.5], row=1, col=1)
+    fig.update_yaxes(
+        tickvals=list(range(len(positions))), ticktext=[f"pos {p}" for p in positions],
+        range=[len(positions) - 0.5, -0.5], showgrid=False, zeroline=False, row=1, col=1,
+    )  # fmt: skip
+    fig.update_xaxes(title_text="pair i (dimensions 2i and 2i + 1)", range=[-0.5, d_model // 2 - 0.5], row=2, col=1)
+    fig.update_yaxes(title_text="distance", range=[0, 2.1], row=2, col=1)
+    fig.update_layout(
+        title=dict(text=f"Encoding vectors of {len(positions)} positions (d_model = {d_model})", x=0.02,
+                   xanchor="left"),
+        template=plots.TEMPLATE, height=600, margin=dict(l=70, r=30, t=90, b=60), font=dict(size=13),
+        legend=dict(orientation="h", yanchor="bottom", y=-0.3, xanchor="left", x=0),
+    )  # fmt: skip
     return fig

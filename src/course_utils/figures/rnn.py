@@ -15,6 +15,7 @@ from . import boxes
 __all__ = ["bilstm_states_figure", "lstm_cell_figure", "lstm_cell_numbers", "sequential_steps_figure"]
 
 RNN_ROW, ATTENTION_ROW = 1.0, 0.0  # heights of the two rows of tokens
+OPENING_STEP = 1  # the slider step the sequential-steps figure opens at
 
 
 def _token_row(tokens: Sequence[str], y: float, color_index: int) -> go.Scatter:
@@ -63,7 +64,7 @@ def _slider_step(steps: int, n_tokens: int) -> dict:
 def sequential_steps_figure(tokens: Sequence[str]) -> go.Figure:
     """The tokens twice: on top the RNN, which needs ``T - 1`` steps to carry the first token to the
     last (a slider takes them one by one); below attention, which links all ``T (T - 1) / 2`` pairs
-    in one step."""
+    in one step. It opens at step 1 (:data:`OPENING_STEP`): one RNN arrow, every attention link."""
     tokens = list(tokens)
     if len(tokens) < 2 or not all(isinstance(t, str) for t in tokens):
         raise ValueError(f"expected at least two tokens (strings), got {tokens!r}")
@@ -75,9 +76,14 @@ def sequential_steps_figure(tokens: Sequence[str]) -> go.Figure:
         *map(_rnn_arrow, range(n_tokens - 1)),
         _attention_links(n_tokens),
     ])
+    # it opens at step 1, where the contrast already shows (one RNN arrow, every attention link);
+    # at step 0 a reader who does not drag the slider would see dots only
+    first = OPENING_STEP
+    for trace, visible in zip(fig.data, steps[first]["args"][0]["visible"]):
+        trace.visible = visible
     fig.update_layout(
-        sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix="sequential steps: "), pad=dict(t=40))],
-        title=dict(text=steps[0]["args"][1]["title.text"], x=0.02, xanchor="left"),
+        sliders=[dict(active=first, steps=steps, currentvalue=dict(prefix="sequential steps: "), pad=dict(t=40))],
+        title=dict(text=steps[first]["args"][1]["title.text"], x=0.02, xanchor="left"),
         template=plots.TEMPLATE, height=450, margin=dict(l=90, r=30, t=90, b=40), font=dict(size=13),
     )
     fig.update_xaxes(visible=False, range=[-0.5, n_tokens - 0.5])

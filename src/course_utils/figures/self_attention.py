@@ -361,7 +361,8 @@ def multi_head_figure(x, params, n_heads: int, tokens: Sequence[str], query: int
     Boxes from top to bottom: 1. the queries ``Q = x W_q + b_q``, every token's row cut into ``H``
     pieces (``[a, b | c, d]``), and the two moves that split them, the reshape ``(B, T, D)`` →
     ``(B, T, H, D/H)`` and the transpose → ``(B, H, T, D/H)``; 2. one box per head, side by side:
-    its ``(T, D/H)`` slice of the queries (every token's piece), the followed query's weights over
+    its slice of the queries ``Q[:, h]``, ``(B, T, D/H)``, of which this sentence's rows (every
+    token's piece), the followed query's weights over
     the key tokens (with bars of blocks, readable without colour) and its output; 3. the merge, the
     transpose back and the reshape to ``(B, T, D)``, and the heads' outputs side by side; 4. the
     output projection ``W_o, b_o``. Every number is :func:`multi_head_numbers`' rounded to 2
@@ -392,7 +393,9 @@ def multi_head_figure(x, params, n_heads: int, tokens: Sequence[str], query: int
     for h in range(H):
         columns = f"{h * d_head}–{(h + 1) * d_head - 1}" if d_head > 1 else f"{h * d_head}"
         texts.append(
-            f"<b>2. head {h}</b>: Q[:, {h}]<br>(T, D/H) = ({T}, {d_head})<br>columns {columns}:<br>"
+            # after the transpose Q[:, h] is the head's slice of the batch; its box shows one sentence
+            f"<b>2. head {h}</b>: Q[:, {h}]<br>(B, T, D/H)<br>= ({B}, {T}, {d_head});<br>"
+            f"this sentence's<br>columns {columns}:<br>"
             + lines(labels, [boxes.row(q) for q in n["head_queries"][h]], query)
             + f"<br>weights of {name}:<br>"
             + lines(labels, [f"{number(w)} {bar(w, 8)}" for w in n["weights"][h]], query)

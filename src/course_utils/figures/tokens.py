@@ -91,10 +91,13 @@ def embedding_lookup_figure(table, tokens: Sequence[str], token: int) -> go.Figu
         showscale=False, text=[[f"{int(v)}"] for v in one_hot], texttemplate="%{text}", xgap=2, ygap=2,
         name="one-hot", hovertemplate="%{y}: %{z}<extra></extra>",
     ))  # fmt: skip
-    values = plots.significant(np.vstack([table, result]))  # (V + 1, D)
+    exact = np.vstack([table, result])  # (V + 1, D)
+    # the cells' text is written from the exact values: z carries 4 significant digits, and -1.2654
+    # kept as -1.265 then written with 2 decimals would show -1.26, not the -1.27 other lessons print
     fig.add_trace(go.Heatmap(
-        z=values, x=columns[1:], y=rows, colorscale=plots.DIVERGING, zmin=-span, zmax=span, showscale=False,
-        texttemplate="%{z:.2f}", xgap=2, ygap=2, name="table, then the product",
+        z=plots.significant(exact), x=columns[1:], y=rows, colorscale=plots.DIVERGING, zmin=-span, zmax=span,
+        showscale=False, text=[[f"{v:.2f}" for v in row] for row in exact], texttemplate="%{text}", xgap=2, ygap=2,
+        name="table, then the product",
         hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>",
     ))  # fmt: skip
     for y in (token, V):  # the picked row, and the product
@@ -116,7 +119,8 @@ def gradient_rows_figure(ids, tokens_of: Sequence[str], moved, pad_id: int) -> g
     ``ids (B, T)``: the batch's token ids; ``tokens_of``: the vocabulary's tokens (``tokens_of[i]``
     is id ``i``'s); ``moved``: the ids whose row of ``∂loss/∂E`` is not zero (measured);
     ``pad_id``: the padding id (its row frozen by ``padding_idx``). Left, every position of the
-    batch, sentence by sentence; right, the rows that moved, each with the number of positions
+    batch, sentence by sentence (``b·t``: sentence ``b`` and position ``t``, both counted from 0 as
+    the lessons print them); right, the rows that moved, each with the number of positions
     whose gradients it sums (``×3``), then the ``[PAD]`` row and the rows no position reached,
     which stay where they are. A line joins each position to the row of its token: solid for the
     first sentence, dashed, dotted for the next (readable without colour); the ``[PAD]``
@@ -154,12 +158,12 @@ def gradient_rows_figure(ids, tokens_of: Sequence[str], moved, pad_id: int) -> g
             target[1].extend([float(y_left[b * T + t]), float(end), None])
         fig.add_trace(go.Scatter(x=xs, y=plots.significant([v if v is not None else np.nan for v in ys]).tolist(),
                                  mode="lines", line=dict(color=plots.color(b), width=1.6, dash=plots.DASHES[b % 6]),
-                                 name=f"sentence {b + 1}", hoverinfo="name", connectgaps=False))  # fmt: skip
+                                 name=f"sentence {b}", hoverinfo="name", connectgaps=False))  # fmt: skip
         if pad_xs:
             fig.add_trace(go.Scatter(x=pad_xs, y=plots.significant([v if v is not None else np.nan for v in pad_ys]).tolist(),
                                      mode="lines", line=dict(color=plots.REFERENCE_COLOR, width=0.8),
-                                     name=f"sentence {b + 1}: [PAD]", hoverinfo="name", showlegend=False))  # fmt: skip
-    left = [f"{b + 1}·{t} {tokens_of[int(ids[b, t])]}" for b in range(B) for t in range(T)]
+                                     name=f"sentence {b}: [PAD]", hoverinfo="name", showlegend=False))  # fmt: skip
+    left = [f"{b}·{t} {tokens_of[int(ids[b, t])]}" for b in range(B) for t in range(T)]  # b, t from 0, as printed
     for x, labels, ys, side, name in ((0.0, left, y_left, "middle left", "positions"),
                                       (1.0, right, y_right, "middle right", "rows")):  # fmt: skip
         fig.add_trace(go.Scatter(x=[x] * len(labels), y=plots.significant(ys), mode="markers+text", text=labels,

@@ -6,7 +6,8 @@
  * (data, layout, config), written by course_utils.rendering.site_figure_html. Before drawing, the
  * spec is fitted to the figure's width:
  *
- * - the title wraps at word boundaries (and the top margin grows by the added lines);
+ * - the title wraps at word boundaries (and the top margin grows by the added lines), and so do
+ *   the titles its slider steps and menu buttons set, before plotly applies them;
  * - on narrow screens a legend moves under the plot, where it cannot meet the title;
  * - panels that stand side by side stack one above the other on narrow screens (up to 4 panels);
  * - the mode bar is hidden on narrow or touch screens;
@@ -86,22 +87,55 @@
     return lines.map(function (line) { return line.replace(/\u0001/g, " "); });
   }
 
-  /* The title wrapped to the figure's width (less the mode bar's, which shows on hover at the top
-   * right), pinned to the top; returns the height its added lines take. */
+  /* The width a title's lines may take: the figure's, less the mode bar's (it shows on hover at
+   * the top right). */
+  function titleRoom(width, modeBar) {
+    return width - 24 - (modeBar ? MODE_BAR_PX : 0);
+  }
+
+  /* The titles that the steps of a slider and the buttons of a menu set (method "update": args[1];
+   * "relayout": args[0]), as {owner, key}: owner[key] is the title's text. */
+  function commandTitles(layout) {
+    var commands = [];
+    (layout.sliders || []).forEach(function (slider) { commands = commands.concat(slider.steps || []); });
+    (layout.updatemenus || []).forEach(function (menu) { commands = commands.concat(menu.buttons || []); });
+    var found = [];
+    commands.forEach(function (command) {
+      var args = command.args || [];
+      var change = command.method === "update" ? args[1] : command.method === "relayout" ? args[0] : null;
+      if (!change || typeof change !== "object") return;
+      if (typeof change["title.text"] === "string") found.push({ owner: change, key: "title.text" });
+      if (typeof change.title === "string") found.push({ owner: change, key: "title" });
+      else if (change.title && typeof change.title.text === "string") found.push({ owner: change.title, key: "text" });
+    });
+    return found;
+  }
+
+  /* The title wrapped to the figure's width (less the mode bar's), pinned to the top; so are the
+   * titles its slider steps and menu buttons set, already wrapped when a step writes one (plotly
+   * applies a step's command a frame after its plotly_sliderchange event), the top margin made for
+   * the longest. Returns the height the added lines take. */
   function fitTitle(layout, width, modeBar) {
     var text = titleText(layout);
     if (!text) return 0;
     var title = typeof layout.title === "object" ? layout.title : { text: text };
     var size = (title.font && title.font.size) || (width < NARROW_PX ? 15 : 17);
+    var room = titleRoom(width, modeBar);
     var before = text.split(/<br\s*\/?>/i).length;
-    var lines = wrap(text, width - 24 - (modeBar ? MODE_BAR_PX : 0), size);
+    var lines = wrap(text, room, size);
+    var most = lines.length;
+    commandTitles(layout).forEach(function (other) {
+      var wrapped = wrap(other.owner[other.key], room, size);
+      other.owner[other.key] = wrapped.join("<br>");
+      most = Math.max(most, wrapped.length);
+    });
     title.text = lines.join("<br>");
     title.font = Object.assign({}, title.font, { size: size });
-    if (title.y === undefined && lines.length > 1) {
+    if (title.y === undefined && most > 1) {
       Object.assign(title, { y: 1, yref: "container", yanchor: "top", pad: { t: 12 } });
     }
     layout.title = title;
-    return (lines.length - before) * Math.round(size * 1.3);
+    return (most - before) * Math.round(size * 1.3);
   }
 
   /* x-axis titles wrapped to the figure's width; returns the height their added lines take. */
@@ -416,6 +450,7 @@
     stackPanels(fig, width);
     layout.height += fitLegend(fig, width);
     fitScreenHeight(layout, width);
+    fig.titleRoom = titleRoom(width, modeBar);
     fig.config.responsive = true;
     fig.config.displayModeBar = modeBar ? "hover" : false;
     fig.config.displaylogo = false;
@@ -549,6 +584,7 @@
     figure.width = boxWidth;
     figure.dark = isDark();
     var fig = fit(figure.spec, width);
+    figure.titleRoom = fig.titleRoom;
     figure.div.style.height = fig.layout.height + "px";
     figure.div.style.width = width > boxWidth ? width + "px" : "100%";
     if (box) {
@@ -568,8 +604,10 @@
     return window.Plotly.react(figure.div, fig.data, fig.layout, fig.config).then(function () {
       if (!figure.listening) {
         figure.listening = true;
-        figure.div.on("plotly_sliderchange", function () { rewrapTitle(figure); });
-        figure.div.on("plotly_buttonclicked", function () { rewrapTitle(figure); });
+        // after the change is applied: plotly_sliderchange comes a frame before its step's command
+        figure.div.on("plotly_relayout", function (change) { if (setsTitle(change)) rewrapTitle(figure); });
+        figure.div.on("plotly_update", function (change) { if (setsTitle(change && change.layout)) rewrapTitle(figure); });
+        figure.div.on("plotly_animated", function () { rewrapTitle(figure); });
       }
       return fitLogAxes(figure.div)
         .then(function () { return fitHeatmapText(figure.div); })
@@ -623,13 +661,23 @@
     }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
   }
 
-  /* A slider step or a menu button that sets a new title: wrap it too. */
+  /* Whether a relayout's changes (plotly_relayout's event, plotly_update's layout) set the title. */
+  function setsTitle(change) {
+    return Boolean(change) && Object.keys(change).some(function (key) { return /^title(\.text)?$/.test(key); });
+  }
+
+  /* A title set after the figure was drawn: wrapped, if a command fitTitle did not see set it (a
+   * frame of an animation, a script's relayout), and moved down into the figure if its lines
+   * start above it (clearTitle). Wrapping a wrapped title changes nothing, so the relayout this
+   * makes, which comes back here, makes no other; clearTitle's sets title.y, not the title. */
   function rewrapTitle(figure) {
     var layout = figure.div.layout;
     var text = titleText(layout);
+    if (!text) return;
     var size = (layout.title && layout.title.font && layout.title.font.size) || 17;
-    var wrapped = wrap(text, figure.width - 24, size).join("<br>");
-    if (wrapped !== titleText(layout)) window.Plotly.relayout(figure.div, { "title.text": wrapped });
+    var wrapped = wrap(text, figure.titleRoom, size).join("<br>");
+    if (wrapped !== text) window.Plotly.relayout(figure.div, { "title.text": wrapped });
+    else clearTitle(figure.div);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
