@@ -16,8 +16,12 @@ Each measure opens the page in a fresh browser context (a first visit: nothing c
 - ``fcp_ms``: first contentful paint with the CPU slowed 4× (Chrome DevTools Protocol), with
   the screenshots: :func:`reader_measures`, ``make measure``'s;
 - ``axe``: axe-core violations (its default rules and the experimental ones of
-  :data:`EXPERIMENTAL_AXE_RULES`) at phone width and at 1366 px, light and dark, by where they were
-  seen; ``dark``: what dark mode leaves light or illegible.
+  :data:`EXPERIMENTAL_AXE_RULES`) at phone width and at 1366 px, light and dark (a full run at each
+  width, its colour rules in the other theme: :func:`measure`), by where they were seen; ``dark``:
+  what dark mode leaves light or illegible;
+- ``errors``, ``external``, ``formulas``/``typeset``/``merror``, ``figures_drawn``, ``legends``: what a
+  first visit meets (console and page errors, requests leaving the machine), MathJax's work, the
+  figures drawn and their legends' styles (``tests/site/test_site.py`` asserts them).
 """
 
 from __future__ import annotations
