@@ -29,7 +29,8 @@ export COURSE_BROWSER := $(BROWSER_BIN)
 # each other on two cores.
 UNIT := tests --ignore=tests/site -n auto --dist worksteal
 UNIT_PYTEST := OMP_WAIT_POLICY=PASSIVE $(BIN)/pytest
-# The site's checks, a test module per worker (each starts its own Chromium); the reader measures
+# The site's checks, one Chromium per worker; a page's tests share a worker, which opens the page once
+# for all of them (--dist loadgroup: the scheduler of tests/site/conftest.py); the reader measures
 # (timings, screenshots) are `make measure`, run alone so that nothing competes with the timings.
 SITE := tests/site -m "not measure" -n auto --dist loadgroup
 # The lessons run two at a time, each in its own kernel, the last (the longest) first: lessons 07
