@@ -55,27 +55,30 @@ def test_the_lookup_figure_is_the_one_hot_product():
     one_hot, values = fig.data
     assert [row[0] for row in one_hot.text] == ["0", "0", "1", "0", "0"]
     z = np.array(values.z, dtype=float)
-    np.testing.assert_allclose(z[:5], example.embeddings, rtol=5e-4)
-    np.testing.assert_allclose(z[5], np.eye(5)[2] @ example.embeddings, rtol=5e-4)  # the product
+    np.testing.assert_allclose(z[:5], example.embeddings, atol=0.005)  # rounded to the 2 decimals the cells show
+    np.testing.assert_allclose(z[5], np.eye(5)[2] @ example.embeddings, atol=0.005)  # the product
     np.testing.assert_allclose(z[5], z[2])  # ... is the picked row
     picked, product, _ = fig.layout.shapes
     assert (picked.y0, picked.y1, product.y0) == (1.5, 2.5, 4.5)  # row 2 framed, and the product
 
 
 def test_the_lookup_figure_writes_each_value_rounded_once():
-    """The cells' text is the exact value at 2 decimals, not the figure's 4 significant digits
-    rounded again: "love", dim 1 is -1.2654, -1.27 as lessons 01 and 06 print it (not -1.26)."""
+    """The cells show the exact value at 2 decimals, not the figure's 4 significant digits rounded
+    again: "love", dim 1 is -1.2654, -1.27 as lessons 01 and 06 print it (not -1.26); and each cell
+    writes its own z (a `text` array on this trace is drawn one column to the left by plotly.js)."""
     example = running_example()
     fig = figures.embedding_lookup_figure(example.embeddings, example.tokens, 2)
     exact = np.vstack([example.embeddings, example.embeddings[2]])  # the table, then the product
     values = fig.data[1]
-    assert values.texttemplate == "%{text}"
-    assert [list(row) for row in values.text] == [[f"{v:.2f}" for v in row] for row in exact]
+    assert values.texttemplate == "%{z:.2f}" and values.text is None
+    assert np.array_equal(np.array(values.z, dtype=float), np.round(exact, 2))
     love = float(example.embeddings[2, 1])
-    assert round(love, 4) == -1.2654 and values.text[2][1] == values.text[5][1] == "-1.27"
+    assert round(love, 4) == -1.2654 and f"{values.z[2][1]:.2f}" == f"{values.z[5][1]:.2f}" == "-1.27"
     assert f"{float(precision.significant(love)):.2f}" == "-1.26"  # what the double rounding showed
-    spec = rendering.figure_mimebundle(fig)[rendering.PLOTLY_MIME]  # the renderer keeps the text
-    assert spec["data"][1]["text"][2][1] == "-1.27"
+    spec = rendering.figure_mimebundle(fig)[rendering.PLOTLY_MIME]  # the renderer keeps the values
+    z = spec["data"][1]["z"]
+    z = precision._decode_typed_array(z) if isinstance(z, dict) else np.asarray(z, dtype=float)
+    assert f"{z[2][1]:.2f}" == "-1.27"
 
 
 def test_the_gradient_figure_joins_each_position_to_the_row_torch_moves(tokenizer):

@@ -91,14 +91,15 @@ def embedding_lookup_figure(table, tokens: Sequence[str], token: int) -> go.Figu
         showscale=False, text=[[f"{int(v)}"] for v in one_hot], texttemplate="%{text}", xgap=2, ygap=2,
         name="one-hot", hovertemplate="%{y}: %{z}<extra></extra>",
     ))  # fmt: skip
-    exact = np.vstack([table, result])  # (V + 1, D)
-    # the cells' text is written from the exact values: z carries 4 significant digits, and -1.2654
-    # kept as -1.265 then written with 2 decimals would show -1.26, not the -1.27 other lessons print
+    # the values rounded once, to the 2 decimals written in the cells: 4 significant digits (-1.2654 kept
+    # as -1.265) written with 2 decimals would show -1.26, not the -1.27 the other lessons print. Not a
+    # `text` array: on this trace, which shares its x axis with the one-hot column, plotly.js writes
+    # text[i][j] in the j-th column of the axis, one column to the left (seen on the site).
+    values = np.round(np.vstack([table, result]), 2)  # (V + 1, D)
     fig.add_trace(go.Heatmap(
-        z=plots.significant(exact), x=columns[1:], y=rows, colorscale=plots.DIVERGING, zmin=-span, zmax=span,
-        showscale=False, text=[[f"{v:.2f}" for v in row] for row in exact], texttemplate="%{text}", xgap=2, ygap=2,
-        name="table, then the product",
-        hovertemplate="%{y}, %{x}: %{z:.3f}<extra></extra>",
+        z=values, x=columns[1:], y=rows, colorscale=plots.DIVERGING, zmin=-span, zmax=span, showscale=False,
+        texttemplate="%{z:.2f}", xgap=2, ygap=2, name="table, then the product",
+        hovertemplate="%{y}, %{x}: %{z:.2f}<extra></extra>",
     ))  # fmt: skip
     for y in (token, V):  # the picked row, and the product
         fig.add_shape(type="rect", x0=0.5, x1=D + 0.5, y0=y - 0.5, y1=y + 0.5, line=dict(color="black", width=3))
