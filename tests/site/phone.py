@@ -115,6 +115,19 @@ FIGURE_OVERLAPS = """() => {
   return problems;
 }"""
 
+# Issue 59's figure check: text on text, lines, arcs, arrows and box edges; arrowheads in boxes; text
+# past the figure's edge; a figure wider than its box; a title that leaves the figure after a slider or
+# menu step. Run as drawn and after every step of every control (figure_geometry.js says how).
+FIGURE_GEOMETRY = (Path(__file__).parent / "figure_geometry.js").read_text(encoding="utf-8")
+
+
+def figure_geometry(tab, *, steps: bool = True) -> list[dict]:
+    """The drawing problems of every figure on ``tab`` (:data:`FIGURE_GEOMETRY`): dicts of ``index`` (the
+    figure's number on the page, 1 for the first), ``state`` ("as drawn" or the control step), ``kind``
+    and ``what``. The figures are left as they opened."""
+    return tab.evaluate(FIGURE_GEOMETRY, {"steps": steps})
+
+
 SMALL_TEXT = f"""() => [...document.querySelectorAll('div.plotly-graph-div svg text')]
   .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0)
   .filter(t => parseFloat(getComputedStyle(t).fontSize) < {MIN_TEXT_PX})
@@ -345,6 +358,7 @@ def measure(browser, base_url: str, page: str) -> dict:
         f"() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth) - {PHONE['width']}"
     )
     result["overlaps"] = tab.evaluate(FIGURE_OVERLAPS)
+    result["geometry"] = [dict(problem, width="phone") for problem in figure_geometry(tab)]
     result["small_text"] = tab.evaluate(SMALL_TEXT)
     result["weight_bytes"], result["decoded_bytes"] = tab.evaluate(TRANSFERRED)
     result["render_blocking_scripts"] = tab.evaluate(RENDER_BLOCKING_SCRIPTS)
@@ -360,6 +374,7 @@ def measure(browser, base_url: str, page: str) -> dict:
     # the laptop's overlaps are measured in dark mode, which is drawn from the same boxes
     context, tab = open_page(browser, url, LAPTOP, dark=True, watch=seen)
     result["overlaps"] += [f"laptop: {problem}" for problem in tab.evaluate(FIGURE_OVERLAPS)]
+    result["geometry"] += [dict(problem, width="laptop") for problem in figure_geometry(tab)]
     result["dark"] += tab.evaluate(DARK_FIGURES)
     result["axe"]["laptop, dark"] = _unwatched(seen, axe_violations, tab)
     switch_theme(tab, "light")
