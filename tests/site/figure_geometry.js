@@ -10,6 +10,8 @@
  * - "arrowhead in a box": an arrow's head ends inside a box (under it, or on its text);
  * - "text cut": a text runs past its figure's edges;
  * - "wider than its box": the figure is drawn wider than the page gives it (it scrolls sideways);
+ * - "fitted to another width": course-figures.js fitted the figure (wrapped its titles, dropped
+ *   labels) for one width and plotly drew it at another (a box's padding it did not count);
  * - "title leaves the figure": as drawn or after a slider or menu step, the title is not inside
  *   the figure, above its plot.
  * Texts are compared by their glyphs' band (a text's box less the room above capitals and below
@@ -25,7 +27,8 @@ async ({ steps }) => {
   const INSIDE_PX = 3; // an arrowhead this far inside a box is in it
   const CUT_PX = 1; // a text this far past its figure's edge is cut
   const MOST_STEPS = 12; // a slider of more steps is checked at this many, spread, and its longest title's
-  const KINDS = ["text meets text", "text on a line", "arrowhead in a box", "text cut", "wider than its box", "title leaves the figure"];
+  const KINDS = ["text meets text", "text on a line", "arrowhead in a box", "text cut", "wider than its box",
+                 "fitted to another width", "title leaves the figure"];
 
   const settle = () => new Promise(resolve => {
     let frames = 0;
@@ -260,9 +263,17 @@ async ({ steps }) => {
       }
     });
     // wider than the box the page gives it
-    const box = div.closest(".course-figure-scrolls") || div.parentElement;
-    if (box && div.getBoundingClientRect().width > box.clientWidth + 1) {
-      add("wider than its box", `drawn ${Math.round(div.getBoundingClientRect().width)} px wide in a ${box.clientWidth} px box`);
+    const box = div.parentElement;
+    if (box) {
+      const style = getComputedStyle(box);
+      const room = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      const drawn = div.getBoundingClientRect().width;
+      if (drawn > room + 1) add("wider than its box", `drawn ${Math.round(drawn)} px wide in a ${Math.round(room)} px box`);
+    }
+    const fitted = Number(div.dataset.fittedWidth);
+    const svgWidth = svg ? svg.getBoundingClientRect().width : 0;
+    if (fitted && svg && Math.abs(svgWidth - fitted) > 1) {
+      add("fitted to another width", `fitted for ${fitted} px, drawn ${Math.round(svgWidth)} px wide`);
     }
     return found;
   }

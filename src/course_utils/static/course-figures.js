@@ -577,9 +577,15 @@
 
   var figures = [];
 
+  /* The width a box gives its contents: its client width less its padding (a theme may pad it). */
+  function contentWidth(box) {
+    var style = getComputedStyle(box);
+    return box.clientWidth - (parseFloat(style.paddingLeft) || 0) - (parseFloat(style.paddingRight) || 0);
+  }
+
   function draw(figure) {
     var box = figure.div.parentElement;
-    var boxWidth = (box && box.clientWidth) || document.documentElement.clientWidth;
+    var boxWidth = (box && contentWidth(box)) || document.documentElement.clientWidth;
     var width = drawingWidth(figure.spec, boxWidth);
     figure.width = boxWidth;
     figure.dark = isDark();
@@ -587,6 +593,7 @@
     figure.titleRoom = fig.titleRoom;
     figure.div.style.height = fig.layout.height + "px";
     figure.div.style.width = width > boxWidth ? width + "px" : "100%";
+    figure.div.dataset.fittedWidth = String(Math.round(width)); // the site's figure check compares the drawing
     if (box) {
       // a figure wider than its box scrolls sideways inside it: a keyboard reader must reach it too
       var scrolls = width > boxWidth;
@@ -645,7 +652,7 @@
       timer = setTimeout(function () {
         figures.forEach(function (figure) {
           var box = figure.div.parentElement;
-          if (box && Math.abs(box.clientWidth - figure.width) > 40) draw(figure);
+          if (box && Math.abs(contentWidth(box) - figure.width) > 40) draw(figure);
         });
       }, 200);
     });
