@@ -140,3 +140,45 @@ def test_retention_rejects_what_it_cannot_pair(args, message):
         stats.retention(*args)
     with pytest.raises(ValueError, match="one distinct seed per accuracy"):
         stats.retention([0.8, 0.7], [0.9, 0.9], 0.5, seeds=[1, 1])
+
+
+# --- power of the paired t-test (issue 58: the rerun's seeds come from a power calculation) ---------
+
+
+def test_power_agrees_with_scipys_paired_test_on_simulated_seeds():
+    """The noncentral-t power is how often scipy's own paired t-test rejects on normal data."""
+    from scipy import stats as scipy_stats
+
+    rng = np.random.default_rng(0)
+    for difference, std, n in ((5.0, 3.1, 6), (2.0, 3.1, 5), (7.0, 7.0, 5)):
+        draws = rng.normal(difference, std, size=(20_000, n))
+        rejected = scipy_stats.ttest_1samp(draws, 0.0, axis=1).pvalue < 0.05
+        assert abs(rejected.mean() - stats.power(difference, std, n)) < 0.012, (difference, std, n)
+
+
+def test_power_is_alpha_at_no_difference_and_grows_with_seeds_and_difference():
+    assert stats.power(0.0, 3.1, 6) == pytest.approx(0.05, abs=1e-9)
+    assert stats.power(0.0, 3.1, 6, alpha=0.05 / 3) == pytest.approx(0.05 / 3, abs=1e-9)
+    assert stats.power(4.0, 3.1, 5) < stats.power(4.0, 3.1, 8) < stats.power(6.0, 3.1, 8)
+
+
+def test_detectable_and_seeds_for_invert_power():
+    d = stats.detectable(3.1, 6)
+    assert stats.power(d, 3.1, 6) == pytest.approx(0.8, abs=1e-6)
+    n = stats.seeds_for(d, 3.1)
+    assert n == 6 and stats.power(d, 3.1, n - 1) < 0.8
+    # a sign-flip-free fact: five seeds and a 7-point spread cannot find 5 points at 80%
+    assert stats.power(5.0, 7.0, 5) < 0.5
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: stats.power(1.0, 0.0, 5), "std"),
+    (lambda: stats.power(1.0, 1.0, 1), "n, a number of seeds"),
+    (lambda: stats.power(1.0, 1.0, 5.5), "n, a number of seeds"),
+    (lambda: stats.power(1.0, 1.0, 5, alpha=1.5), "alpha"),
+    (lambda: stats.detectable(1.0, 5, target=1.0), "target"),
+    (lambda: stats.seeds_for(0.0, 1.0), "other than 0"),
+])
+def test_power_functions_say_what_they_expected(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -9,6 +9,8 @@ with :func:`holm` (Holm 1979). "Adds nothing" is a claim of its own, tested by :
 may still be too uncertain to rule out one larger than the margin. :func:`auc` says how well a
 score ranks two classes, and :func:`auc_chance_p` how often chance ranks them as well.
 :func:`retention` pairs students with teachers: what each student keeps of the teacher of its seed.
+:func:`power` says how often a paired t-test over ``n`` seeds finds a true difference, and
+:func:`detectable` and :func:`seeds_for` turn it around: what a design can find, and what it needs.
 
 The distributions are scipy's (``scipy.stats``); nothing here writes one by hand.
 """
@@ -97,6 +99,49 @@ class Welch:
         low, high = self.interval
         return (f"{self.mean:+.4f} (95% interval {low:+.4f} to {high:+.4f}; n = {self.n[0]} and {self.n[1]}, "
                 f"df = {self.df:.1f}, p = {self.p:.3g})")
+
+
+def power(difference: float, std: float, n: int, alpha: float = 1 - LEVEL) -> float:
+    """How often the two-sided paired t-test at level ``alpha`` rejects "no difference" over ``n``
+    seeds when the arms truly differ by ``difference`` and the per-seed differences have standard
+    deviation ``std`` (normal): the noncentral t distribution with ``n - 1`` degrees of freedom and
+    noncentrality ``difference / (std / sqrt(n))``. ``alpha`` is the level the test is held to: a
+    test corrected by :func:`holm` among k is first held to ``alpha / k``."""
+    from scipy import stats as scipy_stats
+
+    if not (isinstance(n, (int, np.integer)) and n >= 2):
+        raise ValueError(f"expected n, a number of seeds, to be an integer of at least 2, got {n!r}")
+    if not (std > 0 and math.isfinite(std)):
+        raise ValueError(f"expected std, the spread of the per-seed differences, to be positive, got {std!r}")
+    if not (0 < alpha < 1):
+        raise ValueError(f"expected alpha between 0 and 1, got {alpha!r}")
+    df = n - 1
+    critical = scipy_stats.t.ppf(1 - alpha / 2, df)
+    shift = abs(difference) / (std / math.sqrt(n))
+    return float(scipy_stats.nct.sf(critical, df, shift) + scipy_stats.nct.cdf(-critical, df, shift))
+
+
+def detectable(std: float, n: int, alpha: float = 1 - LEVEL, target: float = 0.8) -> float:
+    """The smallest true difference :func:`power` finds with probability ``target`` over ``n`` seeds."""
+    from scipy import optimize
+
+    if not (0 < target < 1):
+        raise ValueError(f"expected target, a power, between 0 and 1, got {target!r}")
+    power(std, std, n, alpha)  # checks the arguments
+    high = std
+    while power(high, std, n, alpha) < target:
+        high *= 2
+    return float(optimize.brentq(lambda d: power(d, std, n, alpha) - target, 0.0, high, xtol=1e-10))
+
+
+def seeds_for(difference: float, std: float, alpha: float = 1 - LEVEL, target: float = 0.8, most: int = 1000) -> int:
+    """The fewest seeds with which :func:`power` finds ``difference`` with probability ``target``."""
+    if not difference:
+        raise ValueError("expected a difference other than 0 (no design finds a difference of 0)")
+    for n in range(2, most + 1):
+        if power(difference, std, n, alpha) >= target:
+            return n
+    raise ValueError(f"more than {most} seeds would be needed to find {difference} with std {std}")
 
 
 def welch(a: Sequence[float], b: Sequence[float]) -> Welch:
