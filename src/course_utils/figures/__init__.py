@@ -79,11 +79,14 @@ from .pattern_finder import (
     uniform_behaviours,
 )
 from .positional import (
+    dots_by_distance_figure,
     embedding_plus_position_figure,
     pair_distances,
     position_vectors_figure,
     positional_encoding_figure,
     positional_explorer,
+    sinusoidal_table_figure,
+    wavelength_rows,
 )
 from .rnn import bilstm_states_figure, lstm_cell_figure, lstm_cell_numbers, sequential_steps_figure
 from .rotation import position_shift_figure, rope_pair_figure, rope_pair_numbers
@@ -116,6 +119,7 @@ __all__ = [
     "bilstm_states_figure",
     "block_figure",
     "copy_figure",
+    "dots_by_distance_figure",
     "embedding_lookup_figure",
     "embedding_plus_position_figure",
     "entropy",
@@ -159,6 +163,7 @@ __all__ = [
     "rope_pair_numbers",
     "schedule_figure",
     "sequential_steps_figure",
+    "sinusoidal_table_figure",
     "soft_search_figure",
     "soft_search_numbers",
     "softened",
@@ -167,6 +172,7 @@ __all__ = [
     "temperature_explorer",
     "temperature_figure",
     "uniform_behaviours",
+    "wavelength_rows",
     "who_labels_figure",
     "wordpiece_figure",
 ]
