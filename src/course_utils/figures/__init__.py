@@ -63,7 +63,7 @@ from .masking import (
     masking_explorer,
     model_masks_figure,
 )
-from .mlm import MLM_OUTCOMES, mlm_figure, mlm_outcomes
+from .mlm import MLM_OUTCOMES, mlm_figure, mlm_outcomes, mlm_shares
 from .pattern_finder import (
     BEHAVIOURS,
     PreparedText,
@@ -142,6 +142,7 @@ __all__ = [
     "max_positions",
     "mlm_figure",
     "mlm_outcomes",
+    "mlm_shares",
     "model_masks_figure",
     "multi_head_figure",
     "multi_head_numbers",
