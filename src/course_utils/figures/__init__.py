@@ -102,7 +102,14 @@ from .self_attention import (
     soft_search_numbers,
 )
 from .since_distilbert import kv_cache_figure, kv_sharing_figure, online_softmax_figure
-from .tokens import embedding_lookup_figure, gradient_rows_figure, wordpiece_figure
+from .tokens import (
+    attention_mask_figure,
+    embedding_lookup_figure,
+    extremes_first,
+    gradient_rows_figure,
+    word_scatter_figure,
+    wordpiece_figure,
+)
 
 __all__ = [
     "AttentionExplorer",
@@ -113,6 +120,7 @@ __all__ = [
     "RankedHead",
     "architecture_figure",
     "attention_flow",
+    "attention_mask_figure",
     "attention_maps",
     "attention_samples",
     "average_behaviours",
@@ -123,6 +131,7 @@ __all__ = [
     "embedding_lookup_figure",
     "embedding_plus_position_figure",
     "entropy",
+    "extremes_first",
     "frozen_vs_fine_tuned_figure",
     "gradient_rows_figure",
     "head_behaviours",
@@ -175,5 +184,6 @@ __all__ = [
     "uniform_behaviours",
     "wavelength_rows",
     "who_labels_figure",
+    "word_scatter_figure",
     "wordpiece_figure",
 ]
