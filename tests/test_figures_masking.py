@@ -301,3 +301,31 @@ def test_the_mlm_bars_draw_the_shares_mlm_mask_draws():
     assert bars["chosen → [MASK]"].text[0] == "→ [MASK] 80%" and bars["chosen"].text[0] == "15%"
     stretch = [t for t in fig.data if t.name == "the chosen share, stretched"]
     assert sorted(t.x[0] for t in stretch) == pytest.approx([1 - shares["select"], 1.0])  # from the chosen segment
+
+
+def test_the_blocked_row_figure_sends_blocked_scores_to_minus_infinity_and_shows_each_fill():
+    row_scores, row_mask = np.array([2.0, 1.0, 0.5, 3.0]), np.array([True, True, True, False])
+    row, nothing = np.array([1.5, -0.3, 0.8]), np.zeros(3, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        minus_inf = attention.softmax(np.where(nothing, row, -np.inf), axis=-1)  # every weight nan
+    fill_min = attention.softmax(np.where(nothing, row, np.finfo(row.dtype).min), axis=-1)  # uniform
+    answers = {"fill -inf": minus_inf, "fill minimum": fill_min, "zeros": masking.safe_masked_softmax(row, nothing)}
+    fig = figures.blocked_row_figure(row_scores, row_mask, answers)
+    scores, before, unmasked, masked = (t for t in fig.data if t.type == "bar")
+    # panel 1: the allowed scores as bars, the blocked one an outline of its old score and an arrow down to −∞
+    np.testing.assert_allclose(np.array(scores.y, dtype=float)[:3], row_scores[:3])
+    assert np.isnan(float(scores.y[3])) and float(before.y[3]) == 3.0 and np.isnan(np.array(before.y[:3], dtype=float)).all()
+    (arrow,) = [a for a in fig.layout.annotations if a.showarrow]
+    assert arrow.x == "key 3" and arrow.ay == 0 and arrow.y < min(row_scores)  # down, out of the scores
+    assert any(a.text == "<b>−∞</b>" for a in fig.layout.annotations)
+    # panel 2: the softmax of the allowed scores alone, over the weights without the mask
+    np.testing.assert_allclose(np.array(masked.y, dtype=float), [*attention.softmax(row_scores[:3]), 0.0], rtol=5e-4)
+    np.testing.assert_allclose(np.array(unmasked.y, dtype=float), attention.softmax(row_scores), rtol=5e-4)
+    assert masked.text[3] == "0.00"
+    # panel 3: one row of cells a fill, NaN grey, uniform thirds, zeros
+    cells, grey = (t for t in fig.data if t.type == "heatmap")
+    assert list(cells.y) == list(answers)
+    np.testing.assert_array_equal(np.array(grey.text) == "NaN", np.isnan(np.array(list(answers.values()))))
+    np.testing.assert_allclose(np.array(cells.z, dtype=float)[1:], [[1 / 3] * 3, [0.0] * 3], atol=5e-4)
+    with pytest.raises(ValueError, match="allowing a key"):
+        figures.blocked_row_figure(row_scores, np.zeros(4, dtype=bool), answers)

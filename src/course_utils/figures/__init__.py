@@ -56,6 +56,7 @@ from .encoder import architecture_figure, block_figure, layer_norm_figure, layer
 from .fine_tuning import frozen_vs_fine_tuned_figure, schedule_figure, task_heads_figure
 from .masking import (
     MASK_KINDS,
+    blocked_row_figure,
     mask_broadcast_figure,
     mask_of_kind,
     mask_placement_figure,
@@ -126,6 +127,7 @@ __all__ = [
     "average_behaviours",
     "bilstm_states_figure",
     "block_figure",
+    "blocked_row_figure",
     "copy_figure",
     "dots_by_distance_figure",
     "embedding_lookup_figure",

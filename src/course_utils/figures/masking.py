@@ -27,6 +27,7 @@ from . import boxes
 
 __all__ = [
     "MASK_KINDS",
+    "blocked_row_figure",
     "mask_broadcast_figure",
     "mask_of_kind",
     "mask_placement_figure",
@@ -431,3 +432,84 @@ def model_masks_figure(source_tokens: Sequence[str], target_tokens: Sequence[str
         showlegend=False,
     )  # fmt: skip
     return fig
+
+
+# --------------------------------------------------------------------------------------------
+# Masking as -inf before the softmax, and the row with nothing to attend to
+
+
+def blocked_row_figure(scores, mask, empty_answers: dict) -> go.Figure:
+    """What a mask does to one query's row, and the row whose every key is blocked (lesson 05).
+
+    ``scores (T_k,)`` one query's scores and ``mask (T_k,)`` boolean (``True`` = may attend, at least
+    one key allowed). Panel 1: the scores as bars, each blocked key's score sent to −∞ (an arrow down
+    out of the panel, its old score a grey outline). Panel 2: the weights, the softmax of the allowed
+    scores alone (:func:`course_utils.masking.safe_masked_softmax`), over the weights without the
+    mask in grey: a blocked key gets exactly 0, the others share its weight. Panel 3:
+    ``empty_answers`` ``{name: (T_e,) weights}``, what fills make of a row whose every key is
+    blocked, one row of cells each, every weight written, ``NaN`` cells grey. Side by side; the site
+    stacks them on a phone.
+    """
+    from .. import masking as masks
+
+    scores, mask = np.asarray(scores, dtype=float), np.asarray(mask)
+    if scores.ndim != 1 or scores.shape != mask.shape or mask.dtype != np.bool_ or not mask.any():
+        raise ValueError(f"expected scores (T_k,) and a boolean mask (T_k,) allowing a key, got {scores.shape} and "
+                         f"{mask.dtype} {mask.shape}")  # fmt: skip
+    if not empty_answers or len({np.shape(w) for w in empty_answers.values()}) != 1 or \
+            np.ndim(next(iter(empty_answers.values()))) != 1:
+        raise ValueError("expected empty_answers: at least one {name: weights (T_e,)}, all of one length")
+    keys = [f"key {k}" for k in range(scores.size)]
+    unmasked = softmax(scores, axis=-1)
+    weights = masks.safe_masked_softmax(scores, mask)  # (T_k,): 0 where blocked
+    blocked = [keys[k] for k in np.flatnonzero(~mask)]
+    fig = make_subplots(rows=1, cols=3, column_widths=[0.3, 0.3, 0.4], horizontal_spacing=0.16, subplot_titles=(
+        f"scores: {', '.join(blocked)} blocked → −∞", "weights (grey: without the mask)",
+        "every key blocked: three fills"))  # fmt: skip
+    for k, note in enumerate(fig.layout.annotations):
+        note.update(x=fig.layout[f"xaxis{'' if k == 0 else k + 1}"].domain[0], xanchor="left", font=dict(size=13))
+    low = float(min(scores.min(), 0.0)) - 1.6
+    fig.add_trace(go.Bar(x=keys, y=plots.significant(np.where(mask, scores, np.nan)), name="scores",
+                         marker=dict(color=plots.color(0)), text=[f"{v:.1f}" if m else "" for v, m in zip(scores, mask)],
+                         textposition="outside", cliponaxis=False, hovertemplate="%{x}: %{y}<extra></extra>"),
+                  row=1, col=1)  # fmt: skip
+    fig.add_trace(go.Bar(x=keys, y=plots.significant(np.where(mask, np.nan, scores)), name="its score before",
+                         marker=dict(color="rgba(0,0,0,0)", line=dict(color=plots.REFERENCE_COLOR, width=1.5)),
+                         text=[f"{v:.1f}" if not m else "" for v, m in zip(scores, mask)], textposition="outside",
+                         textfont=dict(color=plots.REFERENCE_COLOR), cliponaxis=False,
+                         hovertemplate="%{x}: %{y}, then −∞<extra></extra>"), row=1, col=1)  # fmt: skip
+    for key in blocked:  # down out of the panel: minus infinity
+        fig.add_annotation(x=key, y=low + 0.15, ax=key, ay=0.0, xref="x", yref="y", axref="x", ayref="y", text="",
+                           showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=2, arrowcolor=plots.color(5))
+        fig.add_annotation(x=key, y=low + 0.15, xref="x", yref="y", text="<b>−∞</b>", showarrow=False,
+                           xanchor="left", xshift=6, yanchor="bottom", font=dict(color=plots.color(5), size=13))
+    fig.add_trace(go.Bar(x=keys, y=plots.significant(unmasked), name="without the mask", width=0.8,
+                         marker=dict(color=GHOST_BARS, line=dict(color=plots.REFERENCE_COLOR, width=1)),
+                         hovertemplate="%{x}, no mask: %{y:.2f}<extra></extra>"), row=1, col=2)  # fmt: skip
+    fig.add_trace(go.Bar(x=keys, y=plots.significant(weights), name="masked", width=0.5,
+                         marker=dict(color=plots.color(0)), text=[f"{w:.2f}" for w in weights], textposition="outside",
+                         cliponaxis=False, hovertemplate="%{x}, masked: %{y:.2f}<extra></extra>"),
+                  row=1, col=2)  # fmt: skip
+    names = list(empty_answers)
+    values = np.array([np.asarray(w, dtype=float) for w in empty_answers.values()])  # (answers, T_e)
+    empty_keys = [f"key {k}" for k in range(values.shape[1])]
+    cells = plots.heatmap(np.nan_to_num(values), empty_keys, names, title="t", x_title="key", y_title="fill",
+                          zmin=0.0, zmax=1.0, blocked=np.isnan(values), blocked_text="NaN")
+    for trace in cells.data:
+        trace.update(showscale=False, xgap=2, ygap=2)
+        fig.add_trace(trace, row=1, col=3)
+    fig.update_yaxes(range=[low, float(scores.max()) + 1.0], title_text="score", zeroline=True, row=1, col=1)
+    fig.update_yaxes(range=[0, 1.15], title_text="weight", row=1, col=2)
+    fig.update_xaxes(type="category", row=1, col=3)
+    fig.update_yaxes(type="category", autorange="reversed", row=1, col=3)
+    fig.update_layout(
+        title=dict(text="A mask sends blocked scores to −∞ before the softmax; with every key blocked, each fill "
+                        "answers otherwise",
+                   x=0.02, xanchor="left"),
+        template=plots.TEMPLATE, height=380, margin=dict(l=70, r=20, t=100, b=60), font=dict(size=12),
+        showlegend=False, barmode="overlay",
+    )  # fmt: skip
+    return fig
+
+
+GHOST_BARS = "rgba(128, 128, 128, 0.3)"
