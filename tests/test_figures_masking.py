@@ -257,7 +257,7 @@ def test_the_mlm_figure_follows_each_position_through_the_80_10_10():
     names = ["[CLS]", "a", "b", "c", "d", "e", "[SEP]", "[PAD]"]
     read = ["[CLS]", "[MASK]", "zz", "c", "d", "e", "[SEP]", "[PAD]"]
     fig = figures.mlm_figure(names, read, labels, outcomes)
-    table = next(t for t in fig.data if t.type == "heatmap")
+    table = next(t for t in fig.data if t.type == "heatmap" and t.name != "shares")
     text = np.array(table.text)
     assert list(text[:, 0]) == names and list(text[:, 2]) == read
     assert list(text[:, 3]) == ["−100", "10", "11", "12", "−100", "−100", "−100", "−100"]
@@ -291,14 +291,15 @@ def test_the_mlm_bars_draw_the_shares_mlm_mask_draws():
                                         kept=1 - defaults["mask_prob"] - defaults["random_prob"]))
     outcomes = np.array([0, 1, 2, 3, 4, 0])
     fig = figures.mlm_figure(list("abcdef"), list("abcdef"), np.array([-100, -100, 1, 2, 3, -100]), outcomes)
-    bars = {t.name: t for t in fig.data if t.type == "bar"}
-    # the top bar: every maskable token, not chosen then chosen, end to end
-    assert (bars["not chosen"].base[0], bars["not chosen"].x[0]) == pytest.approx((0, 1 - shares["select"]))
-    assert (bars["chosen"].base[0], bars["chosen"].x[0]) == pytest.approx((1 - shares["select"], shares["select"]))
+    top, bottom = (t for t in fig.data if t.name == "shares")
+    # the top bar: every maskable token, not chosen then chosen, end to end (the bricks' x edges)
+    assert list(top.x) == pytest.approx([0, 1 - shares["select"], 1]) and list(top.customdata[0]) == ["not chosen", "chosen"]
     # the bottom bar: the chosen share stretched to the full width, 80/10/10
-    widths = [bars[f"chosen → {k}"].x[0] for k in ("[MASK]", "random", "kept")]
-    assert widths == pytest.approx([shares["mask"], shares["random"], shares["kept"]]) and sum(widths) == pytest.approx(1)
-    assert bars["chosen → [MASK]"].text[0] == "→ [MASK] 80%" and bars["chosen"].text[0] == "15%"
+    assert list(np.diff(bottom.x)) == pytest.approx([shares["mask"], shares["random"], shares["kept"]])
+    assert bottom.x[0] == 0 and bottom.x[-1] == pytest.approx(1)
+    assert list(bottom.text[0]) == ["→ [MASK] 80%", "10%", "10%"] and list(top.text[0]) == ["not chosen 85%", "15%"]
+    table = next(t for t in fig.data if t.type == "heatmap" and t.name != "shares")
+    assert len(table.text) == 6  # the table's rows, one a position
     stretch = [t for t in fig.data if t.name == "the chosen share, stretched"]
     assert sorted(t.x[0] for t in stretch) == pytest.approx([1 - shares["select"], 1.0])  # from the chosen segment
 
@@ -316,7 +317,7 @@ def test_the_blocked_row_figure_sends_blocked_scores_to_minus_infinity_and_shows
     np.testing.assert_allclose(np.array(scores.y, dtype=float)[:3], row_scores[:3])
     assert np.isnan(float(scores.y[3])) and float(before.y[3]) == 3.0 and np.isnan(np.array(before.y[:3], dtype=float)).all()
     (arrow,) = [a for a in fig.layout.annotations if a.showarrow]
-    assert arrow.x == "key 3" and arrow.ay == 0 and arrow.y < min(row_scores)  # down, out of the scores
+    assert arrow.x == "3" and arrow.ay == 0 and arrow.y < min(row_scores)  # down, out of the scores
     assert any(a.text == "<b>−∞</b>" for a in fig.layout.annotations)
     # panel 2: the softmax of the allowed scores alone, over the weights without the mask
     np.testing.assert_allclose(np.array(masked.y, dtype=float), [*attention.softmax(row_scores[:3]), 0.0], rtol=5e-4)

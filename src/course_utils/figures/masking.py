@@ -459,10 +459,10 @@ def blocked_row_figure(scores, mask, empty_answers: dict) -> go.Figure:
     if not empty_answers or len({np.shape(w) for w in empty_answers.values()}) != 1 or \
             np.ndim(next(iter(empty_answers.values()))) != 1:
         raise ValueError("expected empty_answers: at least one {name: weights (T_e,)}, all of one length")
-    keys = [f"key {k}" for k in range(scores.size)]
+    keys = [str(k) for k in range(scores.size)]  # the x axis is titled "key"
     unmasked = softmax(scores, axis=-1)
     weights = masks.safe_masked_softmax(scores, mask)  # (T_k,): 0 where blocked
-    blocked = [keys[k] for k in np.flatnonzero(~mask)]
+    blocked = [f"key {keys[k]}" for k in np.flatnonzero(~mask)]
     fig = make_subplots(rows=1, cols=3, column_widths=[0.3, 0.3, 0.4], horizontal_spacing=0.16, subplot_titles=(
         f"scores: {', '.join(blocked)} blocked → −∞", "weights (grey: without the mask)",
         "every key blocked: three fills"))  # fmt: skip
@@ -478,7 +478,7 @@ def blocked_row_figure(scores, mask, empty_answers: dict) -> go.Figure:
                          text=[f"{v:.1f}" if not m else "" for v, m in zip(scores, mask)], textposition="outside",
                          textfont=dict(color=plots.REFERENCE_COLOR), cliponaxis=False,
                          hovertemplate="%{x}: %{y}, then −∞<extra></extra>"), row=1, col=1)  # fmt: skip
-    for key in blocked:  # down out of the panel: minus infinity
+    for key in (keys[k] for k in np.flatnonzero(~mask)):  # down out of the panel: minus infinity
         fig.add_annotation(x=key, y=low + 0.15, ax=key, ay=0.0, xref="x", yref="y", axref="x", ayref="y", text="",
                            showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=2, arrowcolor=plots.color(5))
         fig.add_annotation(x=key, y=low + 0.15, xref="x", yref="y", text="<b>−∞</b>", showarrow=False,
@@ -492,15 +492,16 @@ def blocked_row_figure(scores, mask, empty_answers: dict) -> go.Figure:
                   row=1, col=2)  # fmt: skip
     names = list(empty_answers)
     values = np.array([np.asarray(w, dtype=float) for w in empty_answers.values()])  # (answers, T_e)
-    empty_keys = [f"key {k}" for k in range(values.shape[1])]
+    empty_keys = [str(k) for k in range(values.shape[1])]
     cells = plots.heatmap(np.nan_to_num(values), empty_keys, names, title="t", x_title="key", y_title="fill",
                           zmin=0.0, zmax=1.0, blocked=np.isnan(values), blocked_text="NaN")
     for trace in cells.data:
         trace.update(showscale=False, xgap=2, ygap=2)
         fig.add_trace(trace, row=1, col=3)
-    fig.update_yaxes(range=[low, float(scores.max()) + 1.0], title_text="score", zeroline=True, row=1, col=1)
+    fig.update_yaxes(range=[low, float(scores.max()) + 0.9], title_text="score", zeroline=True, row=1, col=1)  # no tick under the title
     fig.update_yaxes(range=[0, 1.15], title_text="weight", row=1, col=2)
-    fig.update_xaxes(type="category", row=1, col=3)
+    for col in (1, 2, 3):
+        fig.update_xaxes(type="category", title_text="key", row=1, col=col)
     fig.update_yaxes(type="category", autorange="reversed", row=1, col=3)
     fig.update_layout(
         title=dict(text="A mask sends blocked scores to −∞ before the softmax; with every key blocked, each fill "

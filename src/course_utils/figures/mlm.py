@@ -58,28 +58,34 @@ def mlm_shares() -> dict[str, float]:
 BAR_ROWS_PX = 76  # the two thin bars above the table: every maskable token, then the chosen ones
 
 
+CHOSEN_COLOUR = "#BDBDBD"  # the chosen share, before it is split
+
+
 def _shares_bars(fig: go.Figure, shares: dict[str, float]) -> None:
     """Row 1: a bar of every maskable token (not chosen | chosen), and under it the chosen share
     stretched to the full width and split into → [MASK], → random and → kept, in the table's colours;
-    two thin lines join the chosen segment to the bar that stretches it."""
+    two dotted lines join the chosen segment to the bar that stretches it. Drawn as heatmap bricks
+    (edges at the shares), like the table, so that their dark text stays dark on their light
+    colours in dark mode too."""
     select = shares["select"]
-    segments = [  # (y, start, share, colour, text)
-        (1, 0.0, 1 - select, "#FFFFFF", f"not chosen {1 - select:.0%}"),
-        (1, 1 - select, select, "#BDBDBD", f"{select:.0%}"),
-        (0, 0.0, shares["mask"], _COLOURS[2], f"→ [MASK] {shares['mask']:.0%}"),
-        (0, shares["mask"], shares["random"], _COLOURS[3], f"{shares['random']:.0%}"),
-        (0, shares["mask"] + shares["random"], shares["kept"], _COLOURS[4], f"{shares['kept']:.0%}"),
+    colours = ["#FFFFFF", CHOSEN_COLOUR, _COLOURS[2], _COLOURS[3], _COLOURS[4]]
+    scale = [[edge, colour] for k, colour in enumerate(colours) for edge in (k / 5, (k + 1) / 5)]
+    bars = [  # (y edges, x edges, colour indices, texts, names)
+        ([0.7, 1.3], [0.0, 1 - select, 1.0], [0, 1], [f"not chosen {1 - select:.0%}", f"{select:.0%}"],
+         ["not chosen", "chosen"]),
+        ([-0.3, 0.3], [0.0, shares["mask"], shares["mask"] + shares["random"], 1.0], [2, 3, 4],
+         [f"→ [MASK] {shares['mask']:.0%}", f"{shares['random']:.0%}", f"{shares['kept']:.0%}"],
+         ["chosen → [MASK]", "chosen → random", "chosen → kept"]),
     ]
-    names = ["not chosen", "chosen", "chosen → [MASK]", "chosen → random", "chosen → kept"]
-    for (y, start, share, colour, text), name in zip(segments, names):
-        fig.add_trace(go.Bar(
-            y=[y], x=[round(share, 6)], base=[round(start, 6)], orientation="h", width=0.55, name=name,
-            marker=dict(color=colour, line=dict(color="#555555", width=1)), text=[text], textposition="inside",
-            insidetextanchor="middle", textfont=dict(color="#1A1A1A", size=11), showlegend=False,
-            hovertemplate=f"{name}: {share:.0%}<extra></extra>",
+    for y_edges, x_edges, kinds, texts, names in bars:
+        fig.add_trace(go.Heatmap(
+            z=[[k + 0.5 for k in kinds]], x=[round(x, 6) for x in x_edges], y=y_edges, text=[texts],
+            texttemplate="%{text}", colorscale=scale, zmin=0, zmax=5, showscale=False, xgap=2,
+            textfont=dict(color="#1A1A1A", size=11), customdata=[names], name="shares",
+            hovertemplate="%{customdata}: %{text}<extra></extra>",
         ), row=1, col=1)  # fmt: skip
     for top, bottom in ((1 - select, 0.0), (1.0, 1.0)):  # the chosen segment, stretched to the whole bar
-        fig.add_trace(go.Scatter(x=[top, bottom], y=[1 - 0.3, 0.3], mode="lines", hoverinfo="skip",
+        fig.add_trace(go.Scatter(x=[top, bottom], y=[0.7, 0.3], mode="lines", hoverinfo="skip",
                                  line=dict(color="#555555", width=1, dash="dot"), showlegend=False,
                                  name="the chosen share, stretched"), row=1, col=1)  # fmt: skip
     fig.update_xaxes(visible=False, range=[0, 1], fixedrange=True, row=1, col=1)
@@ -136,6 +142,6 @@ def mlm_figure(original_tokens: Sequence[str], read_tokens: Sequence[str], label
                         f"{int((outcomes > 0).sum())} tokens chosen, each scored; −100: skipped by the loss",
                    x=0.02, xanchor="left"),
         template=plots.TEMPLATE, height=130 + table_px + BAR_ROWS_PX + gap_px, margin=dict(l=60, r=10, t=110, b=20),
-        font=dict(size=12), barmode="overlay",
+        font=dict(size=12),
     )  # fmt: skip
     return fig
