@@ -44,6 +44,10 @@ def test_the_wordpiece_figure_writes_each_step_and_the_pieces(tokenizer):
         assert "glorbiting"[:step.start] + "|" + "glorbiting"[step.start:] in plain
         assert f"keeps {step.kept}," in plain
         assert f"({len(step.tried) - 1} not in it)" in plain or len(step.tried) == 1
+        # the window shrinks from the right: the longest candidate first, the kept one last, ticked
+        window = [re.sub(r"<[^>]+>", "", line).replace("\u00a0", " ").strip() for line in text.split("<br>")[2:-1]]
+        assert window[0].split()[0] == step.tried[0] and window[-1].split() == [step.kept, "✓"]
+        assert len(window) == min(len(step.tried), figures.tokens.WINDOW_LINES)
     assert re.sub(r"<[^>]+>", "", texts[-1]).split(":", 1)[1].split() == tokenizer.tokenize("glorbiting")
     assert_fits(fig.layout.meta["narrow_layout"], boxes.NARROW_DESIGN_PX)
     assert_fits(fig.to_plotly_json()["layout"], boxes.WIDE_DESIGN_PX)

@@ -27,22 +27,40 @@ __all__ = [
 ]
 
 
-def _tries(step: WordPieceStep, shown: int = 1) -> str:
-    """The candidates a step tried and dropped: the first ``shown``, then how many more."""
-    dropped = step.tried[:-1] if step.kept is not None else step.tried
+def _tries(step: WordPieceStep) -> str:
+    """How many candidates a step tried and dropped before the one it kept."""
+    dropped = len(step.tried) - 1 if step.kept is not None else len(step.tried)
     if not dropped:
-        return "✗ none: the first try is in the vocabulary"
-    names = [html.escape(t) for t in dropped]
-    listed = ", ".join(names[:shown]) + (f", … {names[-1]}" if len(names) > shown else "")
-    return f"✗ {listed} ({len(dropped)} not in it)"
+        return "the first try is in the vocabulary:"
+    return f"tries, longest first ({dropped} not in it):"
+
+
+WINDOW_LINES = 5  # a step's shrinking window: at most this many candidates written, the rest counted
+
+
+def _window(step: WordPieceStep) -> str:
+    """The candidates a step tried, one a line, longest first: a window shrinking from the right
+    (``glorbiting ✗``, ``glorbitin ✗``, ..., ``glo ✓``), so that "longest match first" is seen. At
+    most :data:`WINDOW_LINES` lines: the first ones, a count of those left out, the last two."""
+    tried = list(step.tried)
+    width = len(tried[0])
+    marks = ["✗"] * len(tried)
+    if step.kept is not None:
+        marks[-1] = "✓"
+    lines = [html.escape(t.ljust(width)).replace(" ", "\u00a0") + "\u00a0" + m for t, m in zip(tried, marks)]
+    if len(lines) > WINDOW_LINES:
+        hidden = len(lines) - (WINDOW_LINES - 1)
+        lines = lines[:WINDOW_LINES - 3] + [f"⋮ {hidden} more ✗"] + lines[-2:]
+    lines[-1] = f"<b>{lines[-1]}</b>" if step.kept is not None else lines[-1]
+    return "<br>".join(lines)
 
 
 def wordpiece_figure(word: str, steps: Sequence[WordPieceStep]) -> go.Figure:
     """WordPiece's greedy split of ``word``, one box per step, then the pieces.
 
     ``steps``: :func:`course_utils.tokenization.wordpiece_steps` of ``word`` (at most 8). Each box:
-    where the step starts (``glo|rbiting``: what is done, then the rest), the candidates it tried
-    and dropped, longest first (the first, the last and their number), and the piece it kept,
+    where the step starts (``glo|rbiting``: what is done, then the rest), how many candidates it
+    dropped, the window of candidates shrinking from the right (:func:`_window`), and the piece it kept,
     the longest candidate in the vocabulary; the last box lists the pieces. Laptops get two boxes a
     row where they fit, each row read left to right (an arrow runs down to the next row's first
     box), phones one column.
@@ -62,7 +80,7 @@ def wordpiece_figure(word: str, steps: Sequence[WordPieceStep]) -> go.Figure:
         at = html.escape(word[:step.start]) + "|" + html.escape(word[step.start:])
         kept = (f"✓ keeps <b>{html.escape(step.kept)}</b>, the longest in it" if step.kept is not None
                 else "no candidate in it: the whole word is [UNK]")  # fmt: skip
-        texts.append(f"<b>step {k}</b>: {at}<br>{_tries(step)}<br>{kept}")
+        texts.append(f"<b>step {k}</b>: {at}<br>{_tries(step)}<br>{_window(step)}<br>{kept}")
     pieces = wordpiece_pieces(steps)
     texts.append(f"<b>pieces</b> of {html.escape(word)}:<br>" + " ".join(f"<b>{html.escape(p)}</b>" for p in pieces))
     title = f"WordPiece splits “{html.escape(word)}”: at each step, the longest piece in the vocabulary"
