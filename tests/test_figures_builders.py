@@ -78,6 +78,22 @@ def test_embedding_plus_position_arrows_end_where_the_sums_are():
         assert np.sum(np.all(np.isclose(tips, love + table[p], rtol=5e-4, atol=0), axis=1)) == 2
     labels = {a.text for a in fig.layout.annotations if not a.showarrow}
     assert labels == {"E (love)", "P1", "E + P1", "P4", "E + P4"}
+    # the arrows that reach a position's marker stop short of it, so the marker shows
+    assert sorted(a.standoff or 0 for a in arrows) == [0, 6, 6, 6, 6]
+    # every position's label stands outside the circle: on the side its encoding points to
+    points = next(t for t in fig.data if t.mode == "markers+text")
+    for direction, position in zip(table, points.textposition):
+        vertical, horizontal = position.split()
+        if direction[1] < -0.38:
+            assert vertical == "bottom"
+        if direction[1] > 0.38:
+            assert vertical == "top"
+        if direction[0] < -0.38:
+            assert horizontal == "left"
+        if direction[0] > 0.38:
+            assert horizontal == "right"
+    assert points.textposition[4] == "bottom left"  # pos 4, down and left of the circle's centre
+    assert fig.layout.meta["narrow_layout"]["height"] < fig.layout.height  # a phone: no empty height
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,8 @@ drawn as blocked cells, weights equal to the package's attention, and a twin tha
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -49,8 +51,10 @@ def test_the_figure_draws_raw_and_masked_scores_and_the_package_weights():
     raw = queries @ keys.T / 2.0  # (T, T), d_k = 4
     mask = masking.causal_mask(5)
     fig = figures.masked_attention_figure(raw, mask, TOKENS[1], title="t", decimals=4)
-    assert [a.text for a in fig.layout.annotations] == ["scores", "masked scores (grey: blocked)", "weights"]
-    raw_trace, masked_trace, grey_trace, weights_trace = fig.data
+    assert [a.text for a in fig.layout.annotations] == [
+        "scores", "masked scores (grey: blocked)", "weights (grey: blocked, exactly 0)"
+    ]
+    raw_trace, masked_trace, grey_trace, weights_trace, grey_weights = fig.data
     np.testing.assert_allclose(np.array(raw_trace.z, dtype=float), raw, rtol=5e-4, atol=1e-12)  # 4 significant digits (course_utils.precision)
     masked = np.array(masked_trace.z, dtype=float)
     assert np.isnan(masked[~mask]).all()
@@ -58,10 +62,16 @@ def test_the_figure_draws_raw_and_masked_scores_and_the_package_weights():
     np.testing.assert_array_equal(np.array(grey_trace.text) == "blocked", ~mask)
     _, expected = attention.scaled_dot_product_attention(queries, keys, np.eye(5), mask)
     weights = np.array(weights_trace.z, dtype=float)
-    np.testing.assert_allclose(weights, expected, rtol=5e-4, atol=1e-12)  # 4 significant digits (course_utils.precision)
-    assert (weights[~mask] == 0).all()
+    np.testing.assert_allclose(weights[mask], expected[mask], rtol=5e-4, atol=1e-12)  # 4 significant digits
+    assert np.isnan(weights[~mask]).all()  # a blocked weight (exactly 0 in the package) is drawn grey, not as 0.00
+    assert (expected[~mask] == 0).all()
+    np.testing.assert_array_equal(np.array(grey_weights.text) == figures.masking.WEIGHT_BLOCKED_TEXT, ~mask)
     assert (weights_trace.zmin, weights_trace.zmax) == (0.0, 1.0)
-    assert [t.xaxis for t in fig.data] == ["x", "x2", "x2", "x3"]  # side by side, one panel each
+    assert [t.xaxis for t in fig.data] == ["x", "x2", "x2", "x3", "x3"]  # side by side, one panel each
+    # each colour bar stands in the gap after its panel, clear of the next panel's row labels
+    for bar_trace, next_axis in ((raw_trace, fig.layout.xaxis2), (masked_trace, fig.layout.xaxis3)):
+        assert bar_trace.colorbar.xanchor == "left"
+        assert next_axis.domain[0] - bar_trace.colorbar.x >= 0.15  # about 100 px of a laptop's plot: bar and labels
 
 
 def test_the_figure_stacks_panels_and_keeps_a_fully_blocked_row_finite():
@@ -70,9 +80,11 @@ def test_the_figure_stacks_panels_and_keeps_a_fully_blocked_row_finite():
     fig = figures.masked_attention_figure(
         scores()[0], mask, TOKENS[0], title="t", panels=("masked scores", "weights"), side_by_side=False
     )
-    weights = np.array(fig.data[-1].z, dtype=float)
-    np.testing.assert_allclose(weights[0], 0.2)  # uniform, as with finfo(dtype).min, not nan
-    assert [t.yaxis for t in fig.data] == ["y", "y", "y2"]
+    weights = np.array(fig.data[-2].z, dtype=float)
+    # a fully blocked row: every key blocked, so every cell grey (the package's weights are uniform there,
+    # as with finfo(dtype).min, not nan)
+    assert np.isnan(weights[0]).all() and np.isfinite(weights[1:]).all()
+    assert [t.yaxis for t in fig.data] == ["y", "y", "y2", "y2"]
     assert fig.layout.xaxis.title.text is None and fig.layout.xaxis2.title.text == "key (attended to)"
 
 
@@ -190,8 +202,6 @@ def test_the_placement_figure_refuses_bad_input():
 
 def _grid(text: str) -> np.ndarray:
     """A box's lines of █ (may attend) and · (blocked) as a boolean array."""
-    import re
-
     lines = [re.sub(r"<[^>]+>", "", line).replace("\u00a0", " ").rstrip() for line in text.split("<br>")]
     marks = [line.split(" ")[-1] for line in lines if line and set(line.split(" ")[-1]) <= {"█", "·"}]
     return np.array([[c == "█" for c in m] for m in marks])
@@ -207,6 +217,12 @@ def test_the_broadcast_figure_draws_the_mask_the_scores_meet():
     scores_mask = np.broadcast_to(pad, (2, 2, 5, 5))  # what attention's (B, H, T, T) scores meet
     for h, box in enumerate([head0, head1]):
         np.testing.assert_array_equal(_grid(box), scores_mask[0, h])
+        # the [PAD] key columns: tinted dots in every row, and a ruler under the grid, r real, P [PAD]
+        plain = [re.sub(r"<[^>]+>", "", line).replace("\u00a0", " ").rstrip() for line in box.split("<br>")]
+        ruler = plain[-1].split(" ")[-1]
+        assert plain[-1].startswith("key") and ruler == "".join("r" if v else "P" for v in ATTENTION_MASK[0])
+        tinted = re.findall(r'<span style="color:([^"]+)"><b>(·+)</b></span>', box)
+        assert len(tinted) == 5 and all(c == figures.masking.PAD_TINT and len(d) == 2 for c, d in tinted)
     assert "1 1 1 0 0" in attention_box
 
 
@@ -221,6 +237,11 @@ def test_the_model_masks_are_padding_causal_and_cross():
     blocked = [np.isfinite(np.array(t.z, dtype=float)) for t in fig.data if t.name == "✗"]
     for may, may_not in zip(allowed, blocked):
         assert (may ^ may_not).all()  # every cell one or the other, so each reads without colour
+    # the third panel's row labels and title keep clear of the decoder panel: a wide gap between panels
+    assert fig.layout.xaxis3.domain[0] - fig.layout.xaxis2.domain[1] >= 0.12
+    # key labels: upright where they fit a phone's column, vertical (never slanted into each other) where not
+    long = figures.model_masks_figure(TOKENS[0] * 2, target, np.tile(ATTENTION_MASK[0], 2))
+    assert (fig.layout.xaxis2.tickangle, long.layout.xaxis.tickangle, long.layout.xaxis3.tickangle) == (0, -90, -90)
 
 
 def test_the_mlm_figure_follows_each_position_through_the_80_10_10():
@@ -236,7 +257,8 @@ def test_the_mlm_figure_follows_each_position_through_the_80_10_10():
     names = ["[CLS]", "a", "b", "c", "d", "e", "[SEP]", "[PAD]"]
     read = ["[CLS]", "[MASK]", "zz", "c", "d", "e", "[SEP]", "[PAD]"]
     fig = figures.mlm_figure(names, read, labels, outcomes)
-    text = np.array(fig.data[0].text)
+    table = next(t for t in fig.data if t.type == "heatmap" and t.name != "shares")
+    text = np.array(table.text)
     assert list(text[:, 0]) == names and list(text[:, 2]) == read
     assert list(text[:, 3]) == ["−100", "10", "11", "12", "−100", "−100", "−100", "−100"]
     assert list(text[1:4, 1]) == ["→ [MASK]", "→ random", "→ kept"]
@@ -257,3 +279,54 @@ def test_the_mlm_outcomes_are_the_packages_draws(tokenizer):
     chosen = labels != masking.IGNORE_INDEX
     assert ((outcomes >= 2) == chosen).all() and ((outcomes == 0) == ~maskable).all()
     assert ((outcomes == 2) == (chosen & (masked == tokenizer.mask_token_id))).all()
+
+
+def test_the_mlm_bars_draw_the_shares_mlm_mask_draws():
+    import inspect
+
+    defaults = {k: v.default for k, v in inspect.signature(masking.mlm_mask).parameters.items()}
+    shares = figures.mlm_shares()
+    assert shares == pytest.approx(dict(select=defaults["select_prob"], mask=defaults["mask_prob"],
+                                        random=defaults["random_prob"],
+                                        kept=1 - defaults["mask_prob"] - defaults["random_prob"]))
+    outcomes = np.array([0, 1, 2, 3, 4, 0])
+    fig = figures.mlm_figure(list("abcdef"), list("abcdef"), np.array([-100, -100, 1, 2, 3, -100]), outcomes)
+    top, bottom = (t for t in fig.data if t.name == "shares")
+    # the top bar: every maskable token, not chosen then chosen, end to end (the bricks' x edges)
+    assert list(top.x) == pytest.approx([0, 1 - shares["select"], 1]) and list(top.customdata[0]) == ["not chosen", "chosen"]
+    # the bottom bar: the chosen share stretched to the full width, 80/10/10
+    assert list(np.diff(bottom.x)) == pytest.approx([shares["mask"], shares["random"], shares["kept"]])
+    assert bottom.x[0] == 0 and bottom.x[-1] == pytest.approx(1)
+    assert list(bottom.text[0]) == ["→ [MASK] 80%", "10%", "10%"] and list(top.text[0]) == ["not chosen 85%", "15%"]
+    table = next(t for t in fig.data if t.type == "heatmap" and t.name != "shares")
+    assert len(table.text) == 6  # the table's rows, one a position
+    stretch = [t for t in fig.data if t.name == "the chosen share, stretched"]
+    assert sorted(t.x[0] for t in stretch) == pytest.approx([1 - shares["select"], 1.0])  # from the chosen segment
+
+
+def test_the_blocked_row_figure_sends_blocked_scores_to_minus_infinity_and_shows_each_fill():
+    row_scores, row_mask = np.array([2.0, 1.0, 0.5, 3.0]), np.array([True, True, True, False])
+    row, nothing = np.array([1.5, -0.3, 0.8]), np.zeros(3, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        minus_inf = attention.softmax(np.where(nothing, row, -np.inf), axis=-1)  # every weight nan
+    fill_min = attention.softmax(np.where(nothing, row, np.finfo(row.dtype).min), axis=-1)  # uniform
+    answers = {"fill -inf": minus_inf, "fill minimum": fill_min, "zeros": masking.safe_masked_softmax(row, nothing)}
+    fig = figures.blocked_row_figure(row_scores, row_mask, answers)
+    scores, before, unmasked, masked = (t for t in fig.data if t.type == "bar")
+    # panel 1: the allowed scores as bars, the blocked one an outline of its old score and an arrow down to −∞
+    np.testing.assert_allclose(np.array(scores.y, dtype=float)[:3], row_scores[:3])
+    assert np.isnan(float(scores.y[3])) and float(before.y[3]) == 3.0 and np.isnan(np.array(before.y[:3], dtype=float)).all()
+    (arrow,) = [a for a in fig.layout.annotations if a.showarrow]
+    assert arrow.x == "3" and arrow.ay == 0 and arrow.y < min(row_scores)  # down, out of the scores
+    assert any(a.text == "<b>−∞</b>" for a in fig.layout.annotations)
+    # panel 2: the softmax of the allowed scores alone, over the weights without the mask
+    np.testing.assert_allclose(np.array(masked.y, dtype=float), [*attention.softmax(row_scores[:3]), 0.0], rtol=5e-4)
+    np.testing.assert_allclose(np.array(unmasked.y, dtype=float), attention.softmax(row_scores), rtol=5e-4)
+    assert masked.text[3] == "0.00"
+    # panel 3: one row of cells a fill, NaN grey, uniform thirds, zeros
+    cells, grey = (t for t in fig.data if t.type == "heatmap")
+    assert list(cells.y) == list(answers)
+    np.testing.assert_array_equal(np.array(grey.text) == "NaN", np.isnan(np.array(list(answers.values()))))
+    np.testing.assert_allclose(np.array(cells.z, dtype=float)[1:], [[1 / 3] * 3, [0.0] * 3], atol=5e-4)
+    with pytest.raises(ValueError, match="allowing a key"):
+        figures.blocked_row_figure(row_scores, np.zeros(4, dtype=bool), answers)

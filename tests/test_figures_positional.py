@@ -32,10 +32,10 @@ def test_twin_starts_at_the_default_value():
 def test_twin_stores_only_what_changes_with_the_value():
     explorer = figures.positional_explorer(max_position=6, d_model=8)
     twin = explorer.static()
-    assert len(twin.data) == len(explorer.figure().data) == 4  # heatmap, line, sine bars, cosine bars
+    assert len(twin.data) == len(explorer.figure().data) == 5  # heatmap, line, ghost, sine bars, cosine bars
     for step in twin.layout.sliders[0].steps:
         data_update, _, indices = step.args
-        assert list(indices) == [1, 2, 3]  # the heatmap (trace 0) never changes
+        assert list(indices) == [1, 2, 3, 4]  # the heatmap (trace 0) never changes
         assert set(data_update) == {"x", "y", "name"}  # the line's x and name, the bars' heights
 
 
@@ -53,10 +53,17 @@ def test_twin_keeps_the_layout_of_draw_and_makes_room_for_the_slider():
 
 def test_the_positional_figure_draws_the_package_encoding():
     fig = figures.positional_encoding_figure(7, 6, max_position=20, d_model=10)
-    heatmap, line, sines, cosines = fig.data
+    heatmap, line, ghost, sines, cosines = fig.data
     table = positional.sinusoidal_encoding(21, 10)[:, :6]
     np.testing.assert_array_equal(heatmap.z, plots.significant(table.T))
     np.testing.assert_array_equal(line.x, [7, 7])
+    # the position before, behind the bars: every dimension's value one position earlier
+    np.testing.assert_array_equal(ghost.y, plots.significant(table[6], digits=4))
+    np.testing.assert_array_equal(ghost.x, np.arange(6))
+    assert ghost.name == "position 6" and fig.layout.barmode == "overlay" and ghost.width > sines.width
+    first = figures.positional_encoding_figure(0, 6, max_position=20, d_model=10)
+    assert not np.any(first.data[2].y)  # position 0 has none before it
+    assert fig.layout.yaxis.ticks == "outside" and fig.layout.yaxis.ticklen > 0  # tick labels off the cells
     np.testing.assert_array_equal(sines.y, plots.significant(table[7, 0::2], digits=4))
     np.testing.assert_array_equal(cosines.y, plots.significant(table[7, 1::2], digits=4))
     assert (sines.x0, sines.dx, cosines.x0, cosines.dx) == (0, 2, 1, 2)  # dimensions 0, 2, 4 and 1, 3, 5
@@ -135,3 +142,45 @@ def test_the_position_vectors_figure_outlines_the_pairs_that_differ():
 def test_the_position_vectors_figure_rejects_bad_values(args, kwargs, message):
     with pytest.raises(ValueError, match=message):
         figures.position_vectors_figure(*args, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# The table with its wavelengths, and the dot products against the distance
+
+
+def test_the_table_figure_draws_the_encoding_and_each_labelled_rows_wavelength():
+    encoding = positional.sinusoidal_encoding(64, 32)
+    fig = figures.sinusoidal_table_figure(encoding)
+    heatmap = fig.data[0]
+    np.testing.assert_array_equal(heatmap.z, plots.significant(encoding.T))  # dimensions down, positions across
+    rows = figures.wavelength_rows(32)
+    assert list(rows) == [0, 8, 16, 24]
+    np.testing.assert_allclose(list(rows.values()), 2 * np.pi * np.array([1, 10, 100, 1000]), rtol=1e-12)
+    # the right axis writes each labelled row's wavelength: a full turn of its sine, in positions
+    assert list(fig.layout.yaxis2.tickvals) == [0, 8, 16, 24]
+    assert list(fig.layout.yaxis2.ticktext) == ["6.3", "63", "628", "6,283"]
+    for row, text in zip(fig.layout.yaxis2.tickvals, fig.layout.yaxis2.ticktext):
+        wavelength = float(text.replace(",", ""))
+        assert np.isclose(np.sin(wavelength * positional.frequencies(32)[row]), 0, atol=0.02)
+    # the x ticks every 10 positions: far enough apart on a phone
+    assert list(fig.layout.xaxis.tickvals) == [0, 10, 20, 30, 40, 50, 60]
+    with pytest.raises(ValueError, match="d_model even"):
+        figures.sinusoidal_table_figure(encoding[:, :31])
+
+
+def test_the_distance_figure_draws_the_sinusoids_in_colour_and_the_random_table_in_grey():
+    distances = np.arange(11)
+    table = positional.sinusoidal_encoding(40, 8)
+    random_table = np.random.default_rng(0).standard_normal((40, 8))
+    sinusoidal = {f"from position {p}": positional.dots_by_distance(table, p, 10) for p in (0, 20)}
+    random = {f"random table, from {p}": positional.dots_by_distance(random_table, p, 10) for p in (0, 20)}
+    fig = figures.dots_by_distance_figure(distances, sinusoidal, random, d_model=8)
+    by_name = {trace.name: trace for trace in fig.data}
+    for name, ys in {**sinusoidal, **random}.items():
+        np.testing.assert_allclose(by_name[name].y, ys, rtol=5e-4)
+    greys = [t for t in fig.data if t.line.color == plots.REFERENCE_COLOR]
+    assert {t.name for t in greys} == set(random)  # only the random table's curves are grey
+    assert fig.data[0].name in random  # drawn first: under the sinusoids
+    assert "d_model = 8" in fig.layout.title.text
+    with pytest.raises(ValueError, match="like distances"):
+        figures.dots_by_distance_figure(distances[:5], sinusoidal, random)

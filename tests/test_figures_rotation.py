@@ -37,8 +37,25 @@ def test_the_shift_figure_draws_both_starts_and_their_moved_positions(k, starts,
         assert np.isclose(turned, np.angle(np.exp(-1j * omega * k)), atol=2e-3)
         direction = TABLE[p, 2 * pair:2 * pair + 2]
         assert np.isclose(np.angle(ends[0, 0] + 1j * ends[0, 1]), np.arctan2(direction[1], direction[0]), atol=2e-3)
-    labels = [a.text for a in fig.layout.annotations if not a.showarrow and "rad" in a.text]
-    assert labels and all(f"{omega * k:.2f} rad" in text for text in labels)
+    labels = [a for a in fig.layout.annotations if not a.showarrow and "rad" in a.text]
+    assert len(labels) == 2 and all(f"{omega * k:.2f} rad" in a.text for a in labels)
+    # each angle's label stands outside the circle, at the end of a leader line from its own arc
+    leaders = [t for t in fig.data if t.name == "leader"]
+    assert len(leaders) == 2
+    for label, leader, arc in zip(labels, leaders, arcs):
+        assert np.hypot(label.x, label.y) > 1.2
+        inner, outer = np.hypot(leader.x, leader.y)
+        radius = np.hypot(arc.x[0], arc.y[0])
+        assert np.isclose(inner, radius, atol=1e-3) and outer > 1.2
+        angle = np.arctan2(leader.y[0], leader.x[0])
+        assert np.isclose(np.arctan2(label.y, label.x), angle, atol=1e-3)  # along the leader
+        arc_angles = np.unwrap(np.arctan2(arc.y, arc.x))
+        assert min(arc_angles) < np.unwrap([arc_angles[0], angle])[1] < max(arc_angles)  # from the arc itself
+        # the leader from the inner arc crosses no wider arc on its way out
+        for other in arcs:
+            if np.hypot(other.x[0], other.y[0]) > radius:
+                other_angles = np.unwrap(np.arctan2(other.y, other.x))
+                assert not min(other_angles) <= np.unwrap([other_angles[0], angle])[1] <= max(other_angles)
 
 
 def test_the_rope_pair_draws_apply_rope_and_one_angle_for_one_offset():

@@ -375,11 +375,12 @@ def seed_spread(
 
 
 def arrow(fig: go.Figure, start, end, colour: str, label: str = "", at=None, anchor: tuple[str, str] = ("left", "top"),
-          *, width: float = 2.5) -> None:
+          *, width: float = 2.5, standoff: float = 0) -> None:
     """An arrow from the point ``start`` to ``end`` (data coordinates, ``(2,)`` each, rounded to
     :data:`SIGNIFICANT_DIGITS`), and its ``label`` at the point ``at`` (default: the tip), on the
     ``anchor`` (xanchor, yanchor) side of it, in the arrow's colour: data coordinates, so that the
     labels keep their places at any width. The label names the arrow, so it reads without colour.
+    ``standoff`` (pixels): the arrowhead stops this far short of ``end``, so a marker there shows.
     """
     start, end = significant(start), significant(end)
     if start.shape != (2,) or end.shape != (2,) or not (np.all(np.isfinite(start)) and np.all(np.isfinite(end))):
@@ -387,7 +388,7 @@ def arrow(fig: go.Figure, start, end, colour: str, label: str = "", at=None, anc
     fig.add_annotation(
         x=end[0], y=end[1], ax=start[0], ay=start[1], xref="x", yref="y",
         axref="x", ayref="y", text="", showarrow=True, arrowhead=3,
-        arrowsize=1.3, arrowwidth=width, arrowcolor=colour,
+        arrowsize=1.3, arrowwidth=width, arrowcolor=colour, **({"standoff": standoff} if standoff else {}),
     )  # fmt: skip
     if label:
         at = end if at is None else significant(at)

@@ -56,6 +56,7 @@ from .encoder import architecture_figure, block_figure, layer_norm_figure, layer
 from .fine_tuning import frozen_vs_fine_tuned_figure, schedule_figure, task_heads_figure
 from .masking import (
     MASK_KINDS,
+    blocked_row_figure,
     mask_broadcast_figure,
     mask_of_kind,
     mask_placement_figure,
@@ -63,7 +64,7 @@ from .masking import (
     masking_explorer,
     model_masks_figure,
 )
-from .mlm import MLM_OUTCOMES, mlm_figure, mlm_outcomes
+from .mlm import MLM_OUTCOMES, mlm_figure, mlm_outcomes, mlm_shares
 from .pattern_finder import (
     BEHAVIOURS,
     PreparedText,
@@ -79,11 +80,14 @@ from .pattern_finder import (
     uniform_behaviours,
 )
 from .positional import (
+    dots_by_distance_figure,
     embedding_plus_position_figure,
     pair_distances,
     position_vectors_figure,
     positional_encoding_figure,
     positional_explorer,
+    sinusoidal_table_figure,
+    wavelength_rows,
 )
 from .rnn import bilstm_states_figure, lstm_cell_figure, lstm_cell_numbers, sequential_steps_figure
 from .rotation import position_shift_figure, rope_pair_figure, rope_pair_numbers
@@ -99,7 +103,14 @@ from .self_attention import (
     soft_search_numbers,
 )
 from .since_distilbert import kv_cache_figure, kv_sharing_figure, online_softmax_figure
-from .tokens import embedding_lookup_figure, gradient_rows_figure, wordpiece_figure
+from .tokens import (
+    attention_mask_figure,
+    embedding_lookup_figure,
+    extremes_first,
+    gradient_rows_figure,
+    word_scatter_figure,
+    wordpiece_figure,
+)
 
 __all__ = [
     "AttentionExplorer",
@@ -110,15 +121,19 @@ __all__ = [
     "RankedHead",
     "architecture_figure",
     "attention_flow",
+    "attention_mask_figure",
     "attention_maps",
     "attention_samples",
     "average_behaviours",
     "bilstm_states_figure",
     "block_figure",
+    "blocked_row_figure",
     "copy_figure",
+    "dots_by_distance_figure",
     "embedding_lookup_figure",
     "embedding_plus_position_figure",
     "entropy",
+    "extremes_first",
     "frozen_vs_fine_tuned_figure",
     "gradient_rows_figure",
     "head_behaviours",
@@ -138,6 +153,7 @@ __all__ = [
     "max_positions",
     "mlm_figure",
     "mlm_outcomes",
+    "mlm_shares",
     "model_masks_figure",
     "multi_head_figure",
     "multi_head_numbers",
@@ -159,6 +175,7 @@ __all__ = [
     "rope_pair_numbers",
     "schedule_figure",
     "sequential_steps_figure",
+    "sinusoidal_table_figure",
     "soft_search_figure",
     "soft_search_numbers",
     "softened",
@@ -167,6 +184,8 @@ __all__ = [
     "temperature_explorer",
     "temperature_figure",
     "uniform_behaviours",
+    "wavelength_rows",
     "who_labels_figure",
+    "word_scatter_figure",
     "wordpiece_figure",
 ]

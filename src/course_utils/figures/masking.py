@@ -13,6 +13,7 @@ an encoder–decoder's cross-attention side by side.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -26,6 +27,7 @@ from . import boxes
 
 __all__ = [
     "MASK_KINDS",
+    "blocked_row_figure",
     "mask_broadcast_figure",
     "mask_of_kind",
     "mask_placement_figure",
@@ -59,6 +61,17 @@ def mask_of_kind(kind: str, attention_mask) -> np.ndarray:
     return allowed
 
 
+WEIGHT_BLOCKED_TEXT = "0"  # a blocked key's weight: exactly 0, grey, apart from an allowed key's tiny 0.00
+
+
+def _panel_title(panel: str, blocked_text: str) -> str:
+    if panel == "masked scores":
+        return f"masked scores (grey: {blocked_text})"
+    if panel == "weights":
+        return "weights (grey: blocked, exactly 0)"
+    return panel
+
+
 def masked_attention_figure(
     scores,
     mask,
@@ -77,7 +90,9 @@ def masked_attention_figure(
     ``"scores"`` (the raw scores), ``"masked scores"`` (blocked cells drawn grey with
     ``blocked_text``, not as huge negative numbers), ``"weights"`` (the softmax of the masked scores,
     blocked scores set to the dtype's minimum as :func:`course_utils.attention.scaled_dot_product_attention`
-    does, on a fixed 0..1 colour scale). Panels side by side, or one above the other.
+    does, on a fixed 0..1 colour scale; the blocked cells grey, reading ``0``, so that a blocked
+    weight is not taken for an allowed key's tiny ``0.00``). Panels side by side, each colour bar
+    clear of the next panel's row labels, or one above the other.
     Values are rounded to ``decimals`` decimals (what the cells show), which keeps an explorer's twin small.
     """
     scores = np.asarray(scores, dtype=float)
@@ -98,15 +113,15 @@ def masked_attention_figure(
     drawn = {
         "scores": dict(values=scores, blocked=None, zmin=None, zmax=None),
         "masked scores": dict(values=np.where(allowed, scores, 0.0), blocked=~allowed, zmin=None, zmax=None),
-        "weights": dict(values=weights, blocked=None, zmin=0.0, zmax=1.0),
+        "weights": dict(values=weights, blocked=~allowed, zmin=0.0, zmax=1.0),  # a blocked weight is exactly 0
     }
     n = len(panels)
     rows, cols = (1, n) if side_by_side else (n, 1)
     fig = make_subplots(
         rows=rows,
         cols=cols,
-        subplot_titles=[f"{p} (grey: {blocked_text})" if p == "masked scores" else p for p in panels],
-        horizontal_spacing=0.12 if side_by_side else 0.0,
+        subplot_titles=[_panel_title(p, blocked_text) for p in panels],
+        horizontal_spacing=0.2 if side_by_side else 0.0,  # a colour bar, then the next panel's row labels
         vertical_spacing=0.0 if side_by_side else 0.12,
     )
     for k, panel in enumerate(panels):
@@ -116,7 +131,7 @@ def masked_attention_figure(
         domain_x, domain_y = fig.layout[f"xaxis{axis}"].domain, fig.layout[f"yaxis{axis}"].domain
         fig.layout.annotations[k].update(x=domain_x[0], xanchor="left")  # the panel's title, left-aligned
         colorbar = (
-            dict(thickness=12, x=domain_x[1] + 0.01, len=0.9, y=0.5)
+            dict(thickness=12, x=domain_x[1] + 0.015, xanchor="left", len=0.9, y=0.5)
             if side_by_side
             else dict(thickness=12, x=1.01, len=domain_y[1] - domain_y[0], y=(domain_y[0] + domain_y[1]) / 2)
         )
@@ -131,7 +146,7 @@ def masked_attention_figure(
             zmin=spec["zmin"],
             zmax=spec["zmax"],
             blocked=spec["blocked"],
-            blocked_text=blocked_text,
+            blocked_text=WEIGHT_BLOCKED_TEXT if panel == "weights" else blocked_text,
         )
         for trace in panel_fig.data:
             if trace.showscale is not False:
@@ -294,8 +309,22 @@ def masking_explorer(
 ALLOWED_MARK, BLOCKED_MARK = "█", "·"  # may attend, blocked: a block and a dot, readable without colour
 
 
-def _marks(row) -> str:
-    return "".join(ALLOWED_MARK if allowed else BLOCKED_MARK for allowed in np.ravel(row))
+PAD_TINT = plots.color(5)  # the [PAD] key columns of the heads' grids: vermillion dots
+
+
+def _marks(row, tint: bool = False) -> str:
+    """A row of a mask as ``█`` (may attend) and ``·`` (blocked); with ``tint``, the blocked keys'
+    dots in :data:`PAD_TINT` (in a padding mask they are the [PAD] keys' columns)."""
+    text = "".join(ALLOWED_MARK if allowed else BLOCKED_MARK for allowed in np.ravel(row))
+    if not tint:
+        return text
+    return re.sub(f"({re.escape(BLOCKED_MARK)}+)", f'<span style="color:{PAD_TINT}"><b>\\1</b></span>', text)
+
+
+def _key_ruler(attention_mask_row) -> str:
+    """Under a head's grid, one mark per key column: ``r`` a real token, ``P`` a [PAD] (tinted)."""
+    marks = "".join("r" if v else "P" for v in np.ravel(attention_mask_row))
+    return re.sub("(P+)", f'<span style="color:{PAD_TINT}"><b>\\1</b></span>', marks)
 
 
 def mask_broadcast_figure(attention_mask, tokens: Sequence[str], n_heads: int, sentence: int = 0) -> go.Figure:
@@ -330,16 +359,31 @@ def mask_broadcast_figure(attention_mask, tokens: Sequence[str], n_heads: int, s
         + boxes.labelled_lines([f"sentence {n}" for n in names], [_marks(row) for row in mask[:, 0, 0]]),
     ]  # fmt: skip
     drawn = min(int(n_heads), 2)
+    pads = int((attention_mask[sentence] == 0).sum())  # the [PAD] keys, tinted in every head's grid
+    ruler = _key_ruler(attention_mask[sentence])  # under the grid: which column is a real key, which a [PAD]
     for h in range(drawn):
         texts.append(
             f"<b>3. head {h}</b><br>sentence {sentence + 1}: {T} × {T}<br>"
-            + boxes.labelled_lines(labels, [_marks(line) for line in full[sentence, h]])
-        )
+            + (f'r real, <span style="color:{PAD_TINT}"><b>P [PAD]</b></span><br>' if pads else "")
+            + boxes.labelled_lines([*labels, "key"], [*(_marks(line, tint=True) for line in full[sentence, h]), ruler])
+        )  # fmt: skip
     heads = list(range(2, 2 + drawn))
     title = (f"A padding mask (B, 1, 1, T) broadcast against the scores (B, H, T, T) = ({B}, {int(n_heads)}, {T}, {T}):"
              " the same keys blocked for every head and query")  # fmt: skip
     return boxes.box_diagram(texts, title=title, wide_rows=[[0, 1], heads], narrow_rows=[[0], [1], heads],
                              edges=[(0, 1)] + [(1, h) for h in heads])  # fmt: skip
+
+
+PHONE_PLOT_PX = 270  # a panel's width on a phone: a 358 px box less the margins
+LABEL_CHAR_PX = 7  # a key label's width per character, at the figure's 12 px
+
+
+def _key_angle(labels: Sequence[str]) -> int:
+    """A panel's key labels upright (0) where each fits its column on a phone, else vertical (-90):
+    vertical labels do not collide however narrow the columns, and the site's stacking of the panels
+    (course-figures.js) makes room under a panel for labels of exactly these two kinds."""
+    longest = max(len(label) for label in labels) * LABEL_CHAR_PX
+    return 0 if longest + 4 <= PHONE_PLOT_PX / len(labels) else -90
 
 
 MODEL_PANELS = ("encoder:<br>bidirectional", "decoder:<br>causal", "encoder–decoder:<br>cross-attention")
@@ -369,7 +413,7 @@ def model_masks_figure(source_tokens: Sequence[str], target_tokens: Sequence[str
     cross = np.broadcast_to(masking.padding_mask(source_mask[None])[0, 0], (len(target_tokens), len(source_tokens)))
     grids = [(encoder, source_tokens, source_tokens), (decoder, target_tokens, target_tokens),
              (cross, target_tokens, source_tokens)]  # fmt: skip
-    fig = make_subplots(rows=1, cols=3, subplot_titles=MODEL_PANELS, horizontal_spacing=0.08)
+    fig = make_subplots(rows=1, cols=3, subplot_titles=MODEL_PANELS, horizontal_spacing=0.13)
     for col, (allowed, rows, columns) in enumerate(grids, start=1):
         ys, xs = plots.unique_labels(rows), plots.unique_labels(columns)
         fig.add_trace(go.Heatmap(
@@ -379,7 +423,7 @@ def model_masks_figure(source_tokens: Sequence[str], target_tokens: Sequence[str
             name="may attend", xgap=1, ygap=1,
         ), row=1, col=col)  # fmt: skip
         fig.add_trace(plots.blocked_cells_trace(~allowed, xs, ys, text="✗").update(xgap=1, ygap=1), row=1, col=col)
-        fig.update_xaxes(type="category", tickangle=-45, title_text="key", row=1, col=col)
+        fig.update_xaxes(type="category", tickangle=_key_angle(xs), title_text="key", row=1, col=col)
         fig.update_yaxes(type="category", autorange="reversed", title_text="query" if col == 1 else None, row=1, col=col)
     fig.update_yaxes(title_text="query (decoder)", row=1, col=3)
     fig.update_layout(
@@ -388,3 +432,85 @@ def model_masks_figure(source_tokens: Sequence[str], target_tokens: Sequence[str
         showlegend=False,
     )  # fmt: skip
     return fig
+
+
+# --------------------------------------------------------------------------------------------
+# Masking as -inf before the softmax, and the row with nothing to attend to
+
+
+def blocked_row_figure(scores, mask, empty_answers: dict) -> go.Figure:
+    """What a mask does to one query's row, and the row whose every key is blocked (lesson 05).
+
+    ``scores (T_k,)`` one query's scores and ``mask (T_k,)`` boolean (``True`` = may attend, at least
+    one key allowed). Panel 1: the scores as bars, each blocked key's score sent to −∞ (an arrow down
+    out of the panel, its old score a grey outline). Panel 2: the weights, the softmax of the allowed
+    scores alone (:func:`course_utils.masking.safe_masked_softmax`), over the weights without the
+    mask in grey: a blocked key gets exactly 0, the others share its weight. Panel 3:
+    ``empty_answers`` ``{name: (T_e,) weights}``, what fills make of a row whose every key is
+    blocked, one row of cells each, every weight written, ``NaN`` cells grey. Side by side; the site
+    stacks them on a phone.
+    """
+    from .. import masking as masks
+
+    scores, mask = np.asarray(scores, dtype=float), np.asarray(mask)
+    if scores.ndim != 1 or scores.shape != mask.shape or mask.dtype != np.bool_ or not mask.any():
+        raise ValueError(f"expected scores (T_k,) and a boolean mask (T_k,) allowing a key, got {scores.shape} and "
+                         f"{mask.dtype} {mask.shape}")  # fmt: skip
+    if not empty_answers or len({np.shape(w) for w in empty_answers.values()}) != 1 or \
+            np.ndim(next(iter(empty_answers.values()))) != 1:
+        raise ValueError("expected empty_answers: at least one {name: weights (T_e,)}, all of one length")
+    keys = [str(k) for k in range(scores.size)]  # the x axis is titled "key"
+    unmasked = softmax(scores, axis=-1)
+    weights = masks.safe_masked_softmax(scores, mask)  # (T_k,): 0 where blocked
+    blocked = [f"key {keys[k]}" for k in np.flatnonzero(~mask)]
+    fig = make_subplots(rows=1, cols=3, column_widths=[0.3, 0.3, 0.4], horizontal_spacing=0.16, subplot_titles=(
+        f"scores: {', '.join(blocked)} blocked → −∞", "weights (grey: without the mask)",
+        "every key blocked: three fills"))  # fmt: skip
+    for k, note in enumerate(fig.layout.annotations):
+        note.update(x=fig.layout[f"xaxis{'' if k == 0 else k + 1}"].domain[0], xanchor="left", font=dict(size=13))
+    low = float(min(scores.min(), 0.0)) - 1.6
+    fig.add_trace(go.Bar(x=keys, y=plots.significant(np.where(mask, scores, np.nan)), name="scores",
+                         marker=dict(color=plots.color(0)), text=[f"{v:.1f}" if m else "" for v, m in zip(scores, mask)],
+                         textposition="outside", cliponaxis=False, hovertemplate="%{x}: %{y}<extra></extra>"),
+                  row=1, col=1)  # fmt: skip
+    fig.add_trace(go.Bar(x=keys, y=plots.significant(np.where(mask, np.nan, scores)), name="its score before",
+                         marker=dict(color="rgba(0,0,0,0)", line=dict(color=plots.REFERENCE_COLOR, width=1.5)),
+                         text=[f"{v:.1f}" if not m else "" for v, m in zip(scores, mask)], textposition="outside",
+                         textfont=dict(color=plots.REFERENCE_COLOR), cliponaxis=False,
+                         hovertemplate="%{x}: %{y}, then −∞<extra></extra>"), row=1, col=1)  # fmt: skip
+    for key in (keys[k] for k in np.flatnonzero(~mask)):  # down out of the panel: minus infinity
+        fig.add_annotation(x=key, y=low + 0.15, ax=key, ay=0.0, xref="x", yref="y", axref="x", ayref="y", text="",
+                           showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=2, arrowcolor=plots.color(5))
+        fig.add_annotation(x=key, y=low + 0.15, xref="x", yref="y", text="<b>−∞</b>", showarrow=False,
+                           xanchor="left", xshift=6, yanchor="bottom", font=dict(color=plots.color(5), size=13))
+    fig.add_trace(go.Bar(x=keys, y=plots.significant(unmasked), name="without the mask", width=0.8,
+                         marker=dict(color=GHOST_BARS, line=dict(color=plots.REFERENCE_COLOR, width=1)),
+                         hovertemplate="%{x}, no mask: %{y:.2f}<extra></extra>"), row=1, col=2)  # fmt: skip
+    fig.add_trace(go.Bar(x=keys, y=plots.significant(weights), name="masked", width=0.5,
+                         marker=dict(color=plots.color(0)), text=[f"{w:.2f}" for w in weights], textposition="outside",
+                         cliponaxis=False, hovertemplate="%{x}, masked: %{y:.2f}<extra></extra>"),
+                  row=1, col=2)  # fmt: skip
+    names = list(empty_answers)
+    values = np.array([np.asarray(w, dtype=float) for w in empty_answers.values()])  # (answers, T_e)
+    empty_keys = [str(k) for k in range(values.shape[1])]
+    cells = plots.heatmap(np.nan_to_num(values), empty_keys, names, title="t", x_title="key", y_title="fill",
+                          zmin=0.0, zmax=1.0, blocked=np.isnan(values), blocked_text="NaN")
+    for trace in cells.data:
+        trace.update(showscale=False, xgap=2, ygap=2)
+        fig.add_trace(trace, row=1, col=3)
+    fig.update_yaxes(range=[low, float(scores.max()) + 0.9], title_text="score", zeroline=True, row=1, col=1)  # no tick under the title
+    fig.update_yaxes(range=[0, 1.15], title_text="weight", row=1, col=2)
+    for col in (1, 2, 3):
+        fig.update_xaxes(type="category", title_text="key", row=1, col=col)
+    fig.update_yaxes(type="category", autorange="reversed", row=1, col=3)
+    fig.update_layout(
+        title=dict(text="A mask sends blocked scores to −∞ before the softmax; with every key blocked, each fill "
+                        "answers otherwise",
+                   x=0.02, xanchor="left"),
+        template=plots.TEMPLATE, height=380, margin=dict(l=70, r=20, t=100, b=60), font=dict(size=12),
+        showlegend=False, barmode="overlay",
+    )  # fmt: skip
+    return fig
+
+
+GHOST_BARS = "rgba(128, 128, 128, 0.3)"

@@ -17,17 +17,122 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import plots
-from ..positional import sinusoidal_encoding
+from ..positional import frequencies, sinusoidal_encoding
 from ..validation import positive_int
 from ..widgets import Explorer, Slider
 
 __all__ = [
+    "dots_by_distance_figure",
     "embedding_plus_position_figure",
     "pair_distances",
     "position_vectors_figure",
     "positional_encoding_figure",
     "positional_explorer",
+    "sinusoidal_table_figure",
+    "wavelength_rows",
 ]
+
+
+GHOST_COLOR = "rgba(128, 128, 128, 0.3)"  # the position before, behind the chosen one's bars
+
+# a heatmap's tick labels stand clear of its cells: a short tick (pointing at its row) between them
+TICKS_OFF_THE_CELLS = dict(ticks="outside", ticklen=5, tickcolor=plots.REFERENCE_COLOR)
+
+
+def wavelength_rows(d_model: int, n_rows: int = 4) -> dict[int, float]:
+    """A few even (sine) dimensions of a ``d_model`` table and their wavelengths in positions.
+
+    ``{dimension: 2π / ω}`` for ``n_rows`` dimensions spread from 0 over the table (for
+    ``d_model = 32``: 0, 8, 16, 24, whose wavelengths are 2π × 1, 10, 100, 1000 positions).
+    """
+    d_model, n_rows = positive_int("d_model", d_model), positive_int("n_rows", n_rows)
+    if d_model % 2:
+        raise ValueError(f"expected an even d_model (sin and cos pairs), got {d_model}")
+    rows = sorted({2 * round(j * d_model / (2 * n_rows)) for j in range(n_rows)})
+    omega = frequencies(d_model)
+    return {row: float(2 * np.pi / omega[row]) for row in rows if row < d_model}
+
+
+def _wavelength_text(wavelength: float) -> str:
+    return f"{wavelength:.1f}" if wavelength < 10 else f"{wavelength:,.0f}"
+
+
+def sinusoidal_table_figure(encoding) -> go.Figure:
+    """The sinusoidal table ``encoding (T, d_model)`` as a heatmap: positions across, dimensions down.
+
+    The left axis numbers the dimensions; the right one gives a few rows' wavelength, in positions
+    (:func:`wavelength_rows`), which ties the colours' stripes to the formula's frequencies. The x
+    ticks stand every 10 positions, so that they do not touch on a phone; the colour bar lies under
+    the plot, leaving the width to the cells.
+    """
+    encoding = np.asarray(encoding, dtype=float)
+    if encoding.ndim != 2 or encoding.shape[1] % 2 or 0 in encoding.shape or not np.all(np.isfinite(encoding)):
+        raise ValueError(f"expected a finite sinusoidal table (T, d_model) with d_model even, got {encoding.shape}")
+    T, d_model = encoding.shape
+    rows = wavelength_rows(d_model)
+    fig = go.Figure(go.Heatmap(
+        z=plots.significant(encoding.T), x=np.arange(T), y=np.arange(d_model), colorscale=plots.DIVERGING,
+        zmin=-1, zmax=1, hovertemplate="position %{x}<br>dimension %{y}<br>value %{z:.3f}<extra></extra>",
+        colorbar=dict(orientation="h", thickness=10, len=0.6, x=0.5, xanchor="center", y=-0.2, yanchor="top",
+                      tickvals=[-1, 0, 1]),
+    ))  # fmt: skip
+    step = 10 if T > 20 else 1
+    fig.update_xaxes(title_text="position", tickvals=list(range(0, T, step)), range=[-0.5, T - 0.5], showgrid=False,
+                     **TICKS_OFF_THE_CELLS)  # fmt: skip
+    fig.update_yaxes(title_text="dimension (even: sin, odd: cos)", range=[d_model - 0.5, -0.5],
+                     tickvals=list(range(0, d_model, 4)), showgrid=False, **TICKS_OFF_THE_CELLS)  # fmt: skip
+    fig.update_layout(
+        yaxis2=dict(overlaying="y", side="right", anchor="x", range=[d_model - 0.5, -0.5], showgrid=False,
+                    tickvals=list(rows), ticktext=[_wavelength_text(w) for w in rows.values()],
+                    title=dict(text="wavelength (positions)"), zeroline=False, **TICKS_OFF_THE_CELLS),
+        title=dict(text=f"Sinusoidal encoding: {T} positions, d_model = {d_model}", x=0.02, xanchor="left"),
+        template=plots.TEMPLATE, height=540, margin=dict(l=70, r=70, t=60, b=120), font=dict(size=13),
+    )  # fmt: skip
+    # the right axis shows only when a trace uses it: an invisible point on it
+    fig.add_trace(go.Scatter(x=[0], y=[0], yaxis="y2", mode="markers", marker=dict(opacity=0), hoverinfo="skip",
+                             showlegend=False, name="wavelength axis"))  # fmt: skip
+    return fig
+
+
+def dots_by_distance_figure(distances, sinusoidal: dict, random: dict, *, d_model: int | None = None) -> go.Figure:
+    """Dot products of two positions' vectors against their distance ``k``: ``PE[p] · PE[p + k]``.
+
+    ``distances (K,)`` the distances; ``sinusoidal`` and ``random``: ``{name: (K,) dot products}``,
+    one curve per start ``p`` of the sinusoidal table and of a random table. The sinusoidal curves
+    in colour and dash (they lie on one another), the random table's in grey, each its own dash:
+    their spread shows that in a random table the start decides, where the sinusoids depend on ``k`` only.
+    ``d_model``, if given, is named in the title.
+    """
+    xs = np.asarray(distances, dtype=float)
+    if xs.ndim != 1 or xs.size == 0:
+        raise ValueError(f"expected distances of shape (K,), got {xs.shape}")
+    if not sinusoidal or not random:
+        raise ValueError("expected at least one sinusoidal and one random curve")
+    for name, ys in {**sinusoidal, **random}.items():
+        if np.shape(ys) != xs.shape:
+            raise ValueError(f"expected curve {name!r} to have {xs.size} values like distances, got {np.shape(ys)}")
+    fig = go.Figure()
+    for i, (name, ys) in enumerate(random.items()):  # first: under the sinusoids
+        fig.add_trace(go.Scatter(
+            x=plots.significant(xs), y=plots.significant(ys), name=name, mode="lines", legendgroup="random",
+            line=dict(color=plots.REFERENCE_COLOR, dash=plots.DASHES[i % len(plots.DASHES)], width=1.3),
+            opacity=0.8, legendrank=2000,
+        ))  # fmt: skip
+    for i, (name, ys) in enumerate(sinusoidal.items()):
+        fig.add_trace(go.Scatter(
+            x=plots.significant(xs), y=plots.significant(ys), name=name, mode="lines", legendgroup="sinusoidal",
+            line=dict(color=plots.color(i), dash=plots.DASHES[i % len(plots.DASHES)], width=2.5),
+        ))  # fmt: skip
+    fig.update_layout(
+        title=dict(text="Dot product of two position encodings against their distance"
+                   + (f" (d_model = {positive_int('d_model', d_model)})" if d_model is not None else ""),
+                   x=0.02, xanchor="left"),
+        template=plots.TEMPLATE, height=460, margin=dict(l=70, r=30, t=60, b=60), font=dict(size=13),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+    )  # fmt: skip
+    fig.update_xaxes(title_text="distance k (positions)")
+    fig.update_yaxes(title_text="PE[p] · PE[p + k]")
+    return fig
 
 
 def positional_encoding_figure(position: int, n_dims: int, *, max_position: int = 50, d_model: int = 64) -> go.Figure:
@@ -35,7 +140,8 @@ def positional_encoding_figure(position: int, n_dims: int, *, max_position: int 
 
     Top: the table of positions ``0 .. max_position`` (x axis) by dimensions ``0 .. n_dims-1``
     (y axis), with a line at ``position``. Bottom: the encoding vector of ``position``, one bar per
-    dimension, sines (even dimensions) and cosines (odd dimensions) told apart by colour and hatching.
+    dimension, sines (even dimensions) and cosines (odd dimensions) told apart by colour and hatching,
+    in front of the vector of the position before (grey, wider), so that a step's swing shows at once.
     ``d_model`` is the size of the encoding, of which the first ``n_dims`` dimensions are drawn.
     """
     max_position = positive_int("max_position", max_position)
@@ -54,7 +160,7 @@ def positional_encoding_figure(position: int, n_dims: int, *, max_position: int 
         vertical_spacing=0.16,
         subplot_titles=(
             "the table: every position's encoding (black line: the chosen position)",
-            "the chosen position's vector: sin at even dimensions (blue), cos at odd ones (hatched)",
+            "the chosen position's vector (sin: blue, cos: hatched), over the position before (grey)",
         ),
     )
     fig.add_trace(
@@ -85,12 +191,24 @@ def positional_encoding_figure(position: int, n_dims: int, *, max_position: int 
         col=1,
     )
     vector = plots.significant(table[position], digits=4)  # (n_dims,): 4 digits keep the twin small
+    # the position before, ghosted behind (zeros at position 0, which has none): the swing shows in one look
+    before = plots.significant(table[position - 1], digits=4) if position else np.zeros(n_dims)
+    fig.add_trace(
+        go.Bar(
+            x=dims, y=before, width=0.9, name=f"position {position - 1}" if position else "no position before",
+            showlegend=False, marker=dict(color=GHOST_COLOR, line=dict(color=plots.REFERENCE_COLOR, width=1)),
+            hovertemplate="the position before<br>dimension %{x}<br>value %{y:.3f}<extra></extra>",
+        ),
+        row=2,
+        col=1,
+    )
     for parity, name, pattern in ((0, "sin (even dimensions)", ""), (1, "cos (odd dimensions)", "/")):
         fig.add_trace(
             go.Bar(
                 x0=parity,
                 dx=2,
                 y=vector[parity::2],
+                width=0.55,
                 name=name,  # dimensions parity, parity + 2, ...
                 showlegend=False,  # named in the subplot title: a legend would crowd the axis titles
                 marker=dict(color=plots.color(parity), pattern_shape=pattern, line=dict(color="black", width=0.5)),
@@ -98,8 +216,8 @@ def positional_encoding_figure(position: int, n_dims: int, *, max_position: int 
             row=2,
             col=1,
         )
-    fig.update_xaxes(title_text="position", range=[-0.5, max_position + 0.5], row=1, col=1)
-    fig.update_yaxes(title_text="dimension", range=[n_dims - 0.5, -0.5], row=1, col=1)
+    fig.update_xaxes(title_text="position", range=[-0.5, max_position + 0.5], row=1, col=1, **TICKS_OFF_THE_CELLS)
+    fig.update_yaxes(title_text="dimension", range=[n_dims - 0.5, -0.5], row=1, col=1, **TICKS_OFF_THE_CELLS)
     fig.update_xaxes(title_text="dimension", range=[-0.5, n_dims - 0.5], row=2, col=1)
     fig.update_yaxes(title_text="value", range=[-1.1, 1.1], row=2, col=1)
     fig.update_layout(
@@ -112,7 +230,7 @@ def positional_encoding_figure(position: int, n_dims: int, *, max_position: int 
         height=640,
         margin=dict(l=70, r=30, t=80, b=60),
         font=dict(size=13),
-        bargap=0.15,
+        barmode="overlay",  # the chosen position's bars in front of the ghost of the one before
     )
     return fig
 
@@ -140,10 +258,26 @@ def positional_explorer(
     )
 
 
+MARKER_GAP_PX = 6  # an arrow that points at a marker stops this far short of it, so the marker shows
+
+
+def _outward_text_position(direction) -> str:
+    """A point label's plotly ``textposition`` on the side of ``direction`` ``(2,)``: the label of a
+    point on a circle stands outside the circle, clear of the arrows that reach the point from inside."""
+    dx, dy = direction
+    vertical = "top" if dy > 0.38 else "bottom" if dy < -0.38 else "middle"
+    horizontal = "right" if dx > 0.38 else "left" if dx < -0.38 else "center"
+    return f"{vertical} {horizontal}" if (vertical, horizontal) != ("middle", "center") else "middle right"
+
+
 def embedding_plus_position_figure(embedding, word: str, encodings, shown: tuple[int, int] = (1, 4)) -> go.Figure:
     """``E + P`` in two dimensions: the embedding ``E`` of ``word`` (shape ``(2,)``) as an arrow from
     the origin, the encodings ``P`` of every position (``encodings``, shape ``(L, 2)``, points on the
-    unit circle) added to it, and for the two positions ``shown`` the arrows ``P`` and ``E + P``."""
+    unit circle) added to it, and for the two positions ``shown`` the arrows ``P`` and ``E + P``.
+
+    Each ``E + P`` point is labelled outside the circle, and the arrows that reach it stop just short
+    of its marker (:data:`MARKER_GAP_PX`). On a phone (``layout.meta["narrow_layout"]``) the figure is
+    lower, so that the equal-scale axes do not pad the circle with empty height."""
     embedding, encodings = np.asarray(embedding, dtype=float), np.asarray(encodings, dtype=float)
     if embedding.shape != (2,) or encodings.ndim != 2 or encodings.shape[1] != 2:
         raise ValueError(f"expected an embedding of shape (2,) and encodings of shape (L, 2), got "
@@ -159,22 +293,28 @@ def embedding_plus_position_figure(embedding, word: str, encodings, shown: tuple
     ))
     fig.add_trace(go.Scatter(
         x=plots.significant(embedding[0] + encodings[:, 0]), y=plots.significant(embedding[1] + encodings[:, 1]),
-        mode="markers+text", text=[f"pos {p}" for p in range(len(encodings))], textposition="middle right",
+        mode="markers+text", text=[f"pos {p}" for p in range(len(encodings))],
+        textposition=[_outward_text_position(direction) for direction in encodings],
         marker=dict(color="grey", size=7), name=f"E + P at positions 0 to {len(encodings) - 1}",
     ))
     plots.arrow(fig, [0, 0], embedding, plots.color(0), f"E ({word})", embedding + [0.1, -0.07], ("left", "top"))
     for p, colour, sign in [(shown[0], plots.color(1), 1), (shown[1], plots.color(2), -1)]:
         tip = embedding + encodings[p]
         middle = (embedding + tip) / 2
-        plots.arrow(fig, embedding, tip, colour, f"P{p}", middle + [0.12, -0.04], ("left", "top"))
-        away = ("right", "bottom") if sign > 0 else ("right", "top")
-        plots.arrow(fig, [0, 0], tip, colour, f"E + P{p}", tip * 0.5 + [-0.05, 0.08 * sign], away)
+        plots.arrow(fig, embedding, tip, colour, f"P{p}", middle + [0.12, -0.04], ("left", "top"),
+                    standoff=MARKER_GAP_PX)
+        if sign > 0:  # above its arrow, half-way
+            at, away = tip * 0.5 + [-0.05, 0.08], ("right", "bottom")
+        else:  # left of the origin it starts from: half-way, it would sit on the tip's label or the P arrow
+            at, away = np.array([-0.06, -0.06]), ("right", "top")
+        plots.arrow(fig, [0, 0], tip, colour, f"E + P{p}", at, away, standoff=MARKER_GAP_PX)
     fig.update_layout(
         title=dict(text="Token embedding + position = input vector (d_model = 2)", x=0.02),
         template=plots.TEMPLATE, height=520, margin=dict(l=70, r=30, t=60, b=60),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        meta=dict(narrow_layout=dict(height=400)),  # a phone: the circle's height, not the screen's
     )
-    x_range = [round(min(0.0, embedding[0]) - 0.6, 6), round(embedding[0] + 1.6, 6)]
+    x_range = [round(min(0.0, embedding[0]) - 0.7, 6), round(embedding[0] + 1.6, 6)]
     y_range = [round(embedding[1] - 1.3, 6), round(embedding[1] + 1.3, 6)]
     fig.update_xaxes(title_text="dimension 0", range=x_range, zeroline=True)
     fig.update_yaxes(title_text="dimension 1", range=y_range, zeroline=True, scaleanchor="x")

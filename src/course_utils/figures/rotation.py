@@ -50,6 +50,47 @@ def _label(fig: go.Figure, at, text: str, colour: str, anchor=("center", "middle
                        font=dict(size=12, color=colour), **where)  # fmt: skip
 
 
+LEADER_REACH = 1.3  # an angle's label stands outside the unit circle, at this radius
+
+
+def _angle_gap(a, b) -> np.ndarray:
+    """The unsigned angle between directions ``a`` and ``b`` (radians, broadcast), in ``[0, π]``."""
+    return np.abs(np.angle(np.exp(1j * (np.asarray(a) - np.asarray(b)))))
+
+
+def _leader_angle(start: float, turn: float, radius: float, arcs, taken) -> float:
+    """The direction of an arc's leader line: a point of the arc (``radius``, from the polar angle
+    ``start`` turning by ``turn``), away from its ends, whose outward ray crosses no wider arc of
+    ``arcs`` (``(start, radius)`` pairs, all turning by ``turn``) and keeps furthest from the
+    directions ``taken`` (arrows, points, axes, other leaders)."""
+    candidates = start + np.linspace(0.15, 0.85, 57) * turn
+    score = np.min(_angle_gap(candidates[:, None], np.asarray(taken)[None, :]), axis=1)
+    for other_start, other_radius in arcs:
+        if other_radius > radius:  # does the ray from this arc cross that wider one?
+            along = np.angle(np.exp(1j * (candidates - other_start))) / turn  # 0 .. 1 inside the wider arc
+            score = np.where((along >= -0.05) & (along <= 1.05), score - np.pi, score)
+    return float(candidates[np.argmax(score)])
+
+
+def _leader(fig: go.Figure, angle: float, radius: float, reach: float, colour: str, text: str) -> None:
+    """A thin leader line from the arc of ``radius`` at ``angle`` out to ``reach``, and ``text``
+    beyond its end, anchored away from the circle: no label on an arc, a line or an arrowhead."""
+    direction = np.array([np.cos(angle), np.sin(angle)])
+    ends = np.outer([radius, reach], direction)
+    fig.add_trace(go.Scatter(x=plots.significant(ends[:, 0]), y=plots.significant(ends[:, 1]), mode="lines",
+                             line=dict(color=colour, width=1), hoverinfo="skip", showlegend=False,
+                             name="leader"))  # fmt: skip
+    _label(fig, ends[1] + 0.03 * direction, text, colour, _away(direction))
+
+
+def _away(direction) -> tuple[str, str]:
+    """The (xanchor, yanchor) of a label at a point in ``direction`` from the centre, so that the
+    label stands beyond the point, away from the circle (and from the arrowhead there)."""
+    x, y = np.asarray(direction, dtype=float) / (np.linalg.norm(direction) or 1.0)
+    return ("left" if x > 0.3 else "right" if x < -0.3 else "center",
+            "bottom" if y > 0.3 else "top" if y < -0.3 else "middle")  # fmt: skip
+
+
 def position_shift_figure(encoding, k: int, starts: Sequence[int] = (0, 7), pair: int = 0) -> go.Figure:
     """Moving ``k`` positions on turns a sinusoidal pair by ``ω_i k``, from any start.
 
@@ -85,17 +126,23 @@ def position_shift_figure(encoding, k: int, starts: Sequence[int] = (0, 7), pair
     for j, p in enumerate(starts):
         colour, radius = plots.color(0 if j == 0 else 5), (0.55 if j == 0 else 0.8)
         start, end = points[p], points[p + k]
-        plots.arrow(fig, [0, 0], start, colour, f"pos {p}", start * 1.08, ("center", "middle"))
-        plots.arrow(fig, [0, 0], end, colour, f"pos {p + k}", end * 1.08, ("center", "middle"))
+        plots.arrow(fig, [0, 0], start, colour, f"pos {p}", start * 1.06, _away(start))
+        plots.arrow(fig, [0, 0], end, colour, f"pos {p + k}", end * 1.06, _away(end))
         polar = np.arctan2(start[1], start[0])  # the point (sin φ, cos φ) stands at the polar angle π/2 − φ
         fig.add_trace(_arc(polar, -omega * k, radius, colour, f"from {p} to {p + k}: ω·k = {omega * k:.2f} rad",
                            dash="solid" if j == 0 else "dash"))  # fmt: skip
-        middle = polar - omega * k / 2
-        at = radius - 0.2 if j == 0 else radius + 0.2  # the inner arc's label inside it, the outer's outside
-        _label(fig, at * np.array([np.cos(middle), np.sin(middle)]), f"{p} → {p + k}:<br>{omega * k:.2f} rad", colour)
-    fig.update_xaxes(title_text=f"dimension {2 * pair}: sin(ω·pos)", range=[-1.35, 1.35], zeroline=True,
+    arcs = [(np.arctan2(points[p, 1], points[p, 0]), 0.55 if j == 0 else 0.8) for j, p in enumerate(starts)]
+    taken = np.concatenate([np.arctan2(points[:shown, 1], points[:shown, 0]), [np.pi / 2, -np.pi / 2, 0.0, np.pi]])
+    for j, p in enumerate(starts):  # each angle outside the circle, on a leader line from its arc
+        colour = plots.color(0 if j == 0 else 5)
+        polar, radius = arcs[j]
+        angle = _leader_angle(polar, -omega * k, radius, arcs, taken)
+        taken = np.append(taken, angle)
+        _leader(fig, angle, radius, LEADER_REACH, colour, f"{p} → {p + k}:<br>{omega * k:.2f} rad")
+    reach = LEADER_REACH + 0.45
+    fig.update_xaxes(title_text=f"dimension {2 * pair}: sin(ω·pos)", range=[-reach, reach], zeroline=True,
                      constrain="domain")  # fmt: skip
-    fig.update_yaxes(title_text=f"dimension {2 * pair + 1}: cos(ω·pos)", range=[-1.25, 1.25], zeroline=True,
+    fig.update_yaxes(title_text=f"dimension {2 * pair + 1}: cos(ω·pos)", range=[-reach, reach], zeroline=True,
                      scaleanchor="x")  # fmt: skip
     fig.update_layout(
         title=dict(text=f"Moving k = {k} positions on turns pair {pair} by ω·k = {omega * k:.2f} rad, from any start",
