@@ -345,3 +345,19 @@ def test_the_single_page_builder_gets_the_node_visitors_of_the_html_builder():
                           builder=SimpleNamespace(name="singlehtml", format="html"))
     book._html_node_visitors_for_every_html_builder(app)
     assert handlers["singlehtml"] == {"shared": "own", "HideCodeCellNode": visit}
+
+
+def test_the_pilots_report_does_not_drop_the_books_execution_cache(tmp_path):
+    """The teacher pilot rewrites its report as each job ends; no lesson reads it, so the hash the book
+    keys its execution cache on ignores it, and any other file of the package counts."""
+    from course_utils.authoring import pilot
+
+    assert pilot.REPORT.parent.name in book.NOT_READ_BY_LESSONS
+    (tmp_path / "pilots").mkdir()
+    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "pilots" / "teacher_pilot.json").write_text("{}")
+    before = book.package_source_hash(tmp_path)
+    (tmp_path / "pilots" / "teacher_pilot.json").write_text('{"jobs": {"one": 1}}')
+    assert book.package_source_hash(tmp_path) == before
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert book.package_source_hash(tmp_path) != before

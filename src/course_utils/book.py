@@ -451,8 +451,14 @@ class MissingAssetError(SphinxError):
     category = "Missing asset"
 
 
+# Folders of course_utils that no lesson reads: the teacher pilot's report (issue 58), rewritten as each
+# of its jobs ends; counting it would drop the book's execution cache while the pilot runs.
+NOT_READ_BY_LESSONS = ("pilots",)
+
+
 def package_source_hash(package_dir: Path | None = None) -> str:
-    """sha256 of every file of the installed ``course_utils`` (its code, styles and bundled models).
+    """sha256 of every file of the installed ``course_utils`` (its code, styles and bundled models),
+    but those of :data:`NOT_READ_BY_LESSONS`.
 
     A lesson's outputs depend on this code as much as on its own cells, which are all that
     jupyter-cache compares; the build keys its cache on this hash as well.
@@ -462,6 +468,8 @@ def package_source_hash(package_dir: Path | None = None) -> str:
         raise FileNotFoundError(f"expected the course_utils package folder, got {package_dir}")
     digest = hashlib.sha256()
     for path in sorted(package_dir.rglob("*")):
+        if path.relative_to(package_dir).parts[0] in NOT_READ_BY_LESSONS:
+            continue
         if path.is_file() and "__pycache__" not in path.parts and not path.name.endswith((".pyc", ".egg-info")):
             digest.update(path.relative_to(package_dir).as_posix().encode() + b"\0")
             digest.update(hashlib.sha256(path.read_bytes()).digest())
