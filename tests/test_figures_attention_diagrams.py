@@ -15,6 +15,7 @@ import torch
 from course_utils import attention, figures, positional
 from course_utils.data import running_example
 from course_utils.figures import boxes as sa
+from course_utils.figures import canvas
 from tests.test_figures_boxes import assert_fits
 
 EXAMPLE = running_example()
@@ -154,21 +155,60 @@ STORE_VALUES = np.array([[4.0, 0.0], [4.0, 0.0], [0.0, 4.0]])
 STORE_QUERIES = {"an animal": np.array([1.0, 0.0]), "a bit of both": np.array([0.6, 0.4])}
 
 
-def test_the_soft_search_draws_each_querys_weights_at_the_keys_and_what_it_gets_back():
+def named(layout, prefix: str) -> dict[str, dict]:
+    """The shapes of a canvas figure whose names start with ``prefix``, by name."""
+    return {s["name"]: s for s in layout["shapes"] if s.get("name", "").startswith(prefix)}
+
+
+def length(shape) -> float:
+    return abs(shape["x1"] - shape["x0"])
+
+
+def arrow_tip(origin_arrow):
+    """The tip of an arrow, as a point of the plane (origin at ``origin_arrow``'s tail, y up)."""
+    origin = np.array([origin_arrow["ax"], origin_arrow["ay"]])
+    return lambda a: (np.array([a["x"], a["y"]]) - origin) * [1, -1]
+
+
+def test_the_soft_search_draws_weights_as_bars_and_each_answer_as_a_blend_of_the_values():
     fig = figures.soft_search_figure(STORE_KEYS, STORE_VALUES, ["cat", "dog", "car"], STORE_QUERIES)
-    notes = fig.layout.annotations
-    arrows = [a for a in notes if a.showarrow]
-    tips = np.array([(a.x, a.y) for a in arrows])
-    np.testing.assert_allclose(tips, np.concatenate([STORE_KEYS, list(STORE_QUERIES.values())]))
     weights = np.array([attention.softmax(STORE_KEYS @ q) for q in STORE_QUERIES.values()])  # (2 queries, 3 keys)
-    for j, item in enumerate(["cat", "dog", "car"]):
-        (label,) = [a.text for a in notes if a.text.startswith(f"<b>key: {item}</b>")]
-        close(numbers(label), weights[:, j])  # w1, then w2
-    (got,) = [a.text for a in notes if a.text.startswith("weights w")]
     outputs = weights @ STORE_VALUES  # (2, 2): legs, wheels
-    drawn = [float(n.replace("−", "-")) for n in re.findall(r"−?\d+\.\d", got.split("<br>", 1)[1])]
-    np.testing.assert_allclose(drawn, np.round(outputs.ravel(), 1), atol=0.051)
-    assert fig.layout.yaxis.scaleanchor == "x"  # one scale: the angles are true
+    for layout in (fig.to_plotly_json()["layout"], fig.layout.meta["narrow_layout"]):
+        assert canvas.clashes_of(layout) == []  # no label on a label, a line, an arrow or a bar's edge
+        values = named(layout, "value ")
+        per_value = length(values["value 0 0"]) / STORE_VALUES[0, 0]  # pixels per leg
+        for name, shape in values.items():
+            j, d = map(int, name.split()[1:])
+            assert length(shape) == pytest.approx(STORE_VALUES[j, d] * per_value, abs=0.15)
+        bars = named(layout, "weight ")
+        per_weight = length(bars["weight 0 0"]) / weights[0, 0]
+        for name, shape in bars.items():
+            i, j = map(int, name.split()[1:])
+            assert length(shape) == pytest.approx(weights[i, j] * per_weight, abs=0.15)  # as long as the weight
+        assert length(bars["weight 1 0"]) - length(bars["weight 1 1"]) > 5  # 0.41 and 0.37 look different
+        for i in range(2):
+            for d in range(2):  # the answer: every item's value, scaled by its weight, end to end
+                parts = [s for n, s in named(layout, f"gets {i} {d} ").items()]
+                assert sum(map(length, parts)) == pytest.approx(outputs[i, d] * per_value, abs=0.5)
+                for shape in parts:
+                    j = int(shape["name"].split()[-1])
+                    assert length(shape) == pytest.approx(weights[i, j] * STORE_VALUES[j, d] * per_value, abs=0.15)
+        texts = " ".join(a["text"] for a in layout["annotations"])
+        for w in weights.ravel():
+            assert f"{w:.2f}" in texts
+        for out in outputs.ravel():
+            assert f"<b>{out:.1f}</b>" in texts
+        arrows = {a["name"]: a for a in layout["annotations"] if a.get("showarrow")}
+        tip = arrow_tip(arrows["key 0"])
+        per_unit = tip(arrows["key 0"])[0] / STORE_KEYS[0, 0]
+        for j, key in enumerate(STORE_KEYS):
+            np.testing.assert_allclose(tip(arrows[f"key {j}"]), key * per_unit, atol=0.15)
+        for i, q in enumerate(STORE_QUERIES.values()):  # at the keys' scale: 4 times longer
+            np.testing.assert_allclose(tip(arrows[f"query {i}"]), 4 * q * per_unit, atol=0.15)
+    assert "queries drawn 4× longer" in " ".join(a.text for a in fig.layout.annotations)
+    assert fig.layout.meta["narrow_layout"]["xaxis"]["range"][1] <= 340  # a phone's figure box
+    assert fig.layout.meta["narrow_layout"]["height"] <= 780  # seen whole on a phone
 
 
 @pytest.mark.parametrize(
@@ -179,6 +219,7 @@ def test_the_soft_search_draws_each_querys_weights_at_the_keys_and_what_it_gets_
         (lambda: figures.soft_search_figure(STORE_KEYS, STORE_VALUES, ["a", "b", "c"], {}), "non-empty dict"),
         (lambda: figures.soft_search_figure(STORE_KEYS, STORE_VALUES, ["a", "b", "c"], {"q": [1, 2, 3]}), r"shape \(2,\)"),
         (lambda: figures.soft_search_figure(STORE_KEYS, STORE_VALUES, list("abc"), STORE_QUERIES, value_names=["x"]), "one value name"),
+        (lambda: figures.soft_search_figure(STORE_KEYS, -STORE_VALUES, list("abc"), STORE_QUERIES), "non-negative values"),
     ],
 )
 def test_the_soft_search_refuses_bad_inputs(call, message):

@@ -16,6 +16,8 @@ module                  lesson  what it draws
                                 a token embedding plus position encodings, in two dimensions;
                                 a few positions' vectors and the pairs in which they differ
 ``boxes``               all     box diagrams drawn from the numbers (the house style)
+``canvas``              all     drawn diagrams: bars, strips, grids and arrows placed in pixels,
+                                a laptop layout and a phone layout, labels checked for collisions
 ``rotation``            03, 09  a sinusoidal pair moved k positions on; RoPE's query and key
                                 turned by their positions
 ``self_attention``      04      the soft search in the plane of the keys; one query's path, box

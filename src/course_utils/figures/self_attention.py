@@ -17,7 +17,7 @@ from plotly.subplots import make_subplots
 
 from .. import plots
 from ..widgets import Choice, Explorer
-from . import boxes
+from . import boxes, canvas
 
 __all__ = [
     "attention_flow",
@@ -441,17 +441,134 @@ def soft_search_numbers(keys, values, queries: dict) -> dict[str, dict[str, np.n
     return found
 
 
+SOFT_SEARCH_PLANE_PX = 320  # the plane of the keys, square
+SOFT_SEARCH_BLOCK_PX = 330  # the weights and the answers: a phone's width
+
+
+def _query_scale(keys: np.ndarray, queries: np.ndarray) -> int:
+    """The whole factor that draws the longest query a little longer than the longest key."""
+    longest_query = float(np.linalg.norm(queries, axis=1).max())
+    return max(1, int(np.ceil(1.25 * float(np.linalg.norm(keys, axis=1).max()) / (longest_query or 1.0))))
+
+
+def _soft_search_plane(keys: np.ndarray, queries: np.ndarray, items: list[str], scale: int,
+                       key_axes: tuple[str, str]) -> canvas.Canvas:
+    """The plane of the keys, ``SOFT_SEARCH_PLANE_PX`` square: every key ``(N, 2)`` an arrow in its
+    item's colour, every query ``(Q, 2)`` a thicker arrow drawn ``scale`` times longer (under the
+    keys), each named at its tip; the axes named by ``key_axes``, ticked at whole numbers."""
+    drawn = queries * scale  # (Q, 2): the queries at the keys' scale
+    points = np.concatenate([keys, drawn, [[0.0, 0.0]]])
+    low = min(-0.5, float(points.min()) - 0.3)
+    x_high, y_high = (float(v) + 0.8 for v in points.max(axis=0))  # room for the labels at the tips
+    side = SOFT_SEARCH_PLANE_PX
+    px = (side - 4) / (x_high - low)  # pixels per unit, one scale for both axes
+
+    def at(point) -> tuple[float, float]:
+        return 4 + (point[0] - low) * px, (y_high - point[1]) * px
+
+    c = canvas.Canvas(side)
+    (x_zero, y_zero), (x_end, y_end) = at([0, 0]), at([x_high - 0.1, y_high - 0.1])
+    c.line(at([low + 0.1, 0])[0], y_zero, x_end, y_zero, color="#999999", name="x axis")
+    c.line(x_zero, at([0, low + 0.1])[1], x_zero, y_end, color="#999999", name="y axis")
+    for tick in range(1, int(np.floor(x_high - 0.3)) + 1):
+        x_tick = at([tick, 0])[0]
+        c.line(x_tick, y_zero, x_tick, y_zero + 4, color="#999999")
+        c.text(x_tick, y_zero + 6, str(tick), anchor=("center", "top"), size=10, color="#777777")
+    for tick in range(1, int(np.floor(y_high - 0.3)) + 1):
+        y_tick = at([0, tick])[1]
+        c.line(x_zero - 4, y_tick, x_zero, y_tick, color="#999999")
+        c.text(x_zero - 6, y_tick, str(tick), anchor=("right", "middle"), size=10, color="#777777")
+    c.text(x_end, y_zero + 20, f"{html.escape(key_axes[0])} →", anchor=("right", "top"), size=11)
+    c.text(x_zero + 6, y_end, f"↑ {html.escape(key_axes[1])}", anchor=("left", "middle"), size=11)
+    for i, q in enumerate(drawn):
+        c.arrow(x_zero, y_zero, *at(q), color=plots.color(5 if i == 0 else 3), width=5, name=f"query {i}")
+    for j, key in enumerate(keys):
+        c.arrow(x_zero, y_zero, *at(key), color=_ITEM_COLOURS[j % len(_ITEM_COLOURS)], width=2, name=f"key {j}")
+    avoid = c.segments()
+    for j, key in enumerate(keys):
+        c.label_near(*at(key), f"<b>{html.escape(items[j])}</b>", avoid=avoid,
+                     color=_ITEM_COLOURS[j % len(_ITEM_COLOURS)])  # fmt: skip
+    for i, q in enumerate(drawn):
+        c.label_near(*at(q), f"<b>q{_SUBSCRIPTS[i]}</b>", avoid=avoid, color=plots.color(5 if i == 0 else 3))
+    c.text(side / 2, c.bottom + 8, f"keys, and the queries drawn {scale}× longer", anchor=("center", "top"),
+           size=11, color="#555555")  # fmt: skip
+    return c
+
+
+_ITEM_COLOURS = (plots.color(0), plots.color(2), plots.color(1), plots.color(4), plots.color(7))
+_SUBSCRIPTS = "₁₂₃₄"
+
+
+def _soft_search_block(found: dict, values: np.ndarray, items: list[str], value_names: Sequence[str]) -> canvas.Canvas:
+    """The weights and the answers, ``SOFT_SEARCH_BLOCK_PX`` wide: every item's value as strips
+    (one column per value name); then, per query, its weights as bars as long as the weights, and
+    what it gets, ``Σ w × value``, as strips stacked from each item's value scaled by its weight."""
+    c = canvas.Canvas(SOFT_SEARCH_BLOCK_PX)
+    name_px, bar_h, pitch = 60, 11, 18
+    columns = len(value_names)
+    column_px = (SOFT_SEARCH_BLOCK_PX - name_px) / columns
+    strip_px = column_px - 40  # the largest value's strip; its number after it
+    per_value = strip_px / max(float(np.abs(values).max()), 1e-12)
+    weight_px = SOFT_SEARCH_BLOCK_PX - name_px - 44  # a weight of 1
+
+    def header(y: float, first: str) -> None:
+        c.text(0, y, first, anchor=("left", "middle"))
+        for d, v_name in enumerate(value_names):
+            c.text(name_px + d * column_px, y, html.escape(str(v_name)), anchor=("left", "middle"), size=11,
+                   color="#555555")  # fmt: skip
+
+    y = 8
+    header(y, "<b>values</b>")
+    for j, item in enumerate(items):
+        y += pitch
+        colour = _ITEM_COLOURS[j % len(_ITEM_COLOURS)]
+        c.text(0, y, html.escape(item), color=colour)
+        for d in range(columns):
+            x0, length = name_px + d * column_px, max(0.0, float(values[j, d])) * per_value
+            if length > 0:
+                c.rect(x0, y - bar_h / 2, x0 + length, y + bar_h / 2, fill=colour, name=f"value {j} {d}")
+            c.text(x0 + length + 4, y, boxes.number(values[j, d], 0 if float(values[j, d]).is_integer() else 1),
+                   anchor=("left", "middle"), size=11)  # fmt: skip
+    for i, (q_name, f) in enumerate(found.items()):
+        y += pitch + 12
+        colour = plots.color(5 if i == 0 else 3)
+        c.text(0, y, f"<b>q{_SUBSCRIPTS[i]} {html.escape(q_name)}</b>: w = softmax(q · k)", color=colour)
+        for j, item in enumerate(items):
+            y += pitch
+            w = float(f["weights"][j])
+            c.text(0, y, html.escape(item), color=_ITEM_COLOURS[j % len(_ITEM_COLOURS)])
+            if w * weight_px >= 0.5:
+                c.rect(name_px, y - bar_h / 2, name_px + w * weight_px, y + bar_h / 2,
+                       fill=_ITEM_COLOURS[j % len(_ITEM_COLOURS)], name=f"weight {i} {j}")  # fmt: skip
+            c.text(name_px + w * weight_px + 4, y, boxes.number(w), anchor=("left", "middle"), size=11)
+        y += pitch
+        header(y, "gets")
+        y += pitch - 2
+        c.text(0, y, "Σ w×v", size=11)
+        for d in range(columns):
+            x = x0 = name_px + d * column_px
+            for j in range(len(items)):
+                part = max(0.0, float(f["weights"][j] * values[j, d])) * per_value
+                if part >= 0.5:
+                    c.rect(x, y - bar_h / 2, x + part, y + bar_h / 2, fill=_ITEM_COLOURS[j % len(_ITEM_COLOURS)],
+                           line="white", line_width=0.5, name=f"gets {i} {d} {j}")  # fmt: skip
+                x += part
+            c.text(max(x, x0) + 4, y, f"<b>{boxes.number(f['output'][d], 1)}</b>", anchor=("left", "middle"), size=11)
+    return c
+
+
 def soft_search_figure(keys, values, items: Sequence[str], queries: dict, *,
                        key_axes: tuple[str, str] = ("animal-like", "vehicle-like"),
                        value_names: Sequence[str] = ("legs", "wheels")) -> go.Figure:
-    """A soft search drawn in the plane of the keys: ``keys (N, 2)`` as arrows from the origin, one
-    per item of ``items (N,)``, and each query of ``queries`` (names to ``(2,)`` vectors, at most
-    4) as a thicker arrow; at the tip of every key, the weight each query gives it (``w1``,
-    ``w2``, ... in the queries' order, with bars of blocks, so sizes read without colour); under
-    the plot, what each query gets back, ``weights @ values`` (``values (N, d_v)``, one number per
-    name of ``value_names``). The axes are named by ``key_axes`` and drawn to one scale, so that the
-    angles between the vectors are true. Every number is :func:`soft_search_numbers`' rounded to 2
-    decimals.
+    """A soft search, drawn: ``keys (N, 2)`` as arrows in their plane, one per item of ``items (N,)``
+    (each in its own colour), and each query of ``queries`` (names to ``(2,)`` vectors, at most 4)
+    as a thicker arrow drawn a whole number of times longer, at the keys' scale, so that the angles
+    read; beside the plane (under it on a phone), every item's value ``values (N, d_v)`` as strips,
+    one column per name of ``value_names``; then, per query, its weights ``softmax(keys @ q)`` as
+    bars as long as the weights, and what it gets, ``weights @ values``, as strips stacked from
+    every item's value scaled by its weight (the answer is a blend of the values). Values must be
+    non-negative (they are drawn as lengths). The plane's axes are named by ``key_axes``. Every
+    number is :func:`soft_search_numbers`'; weights written to 2 decimals, answers to 1.
     """
     found = soft_search_numbers(keys, values, queries)
     keys, values = np.asarray(keys, dtype=float), np.asarray(values, dtype=float)
@@ -459,44 +576,23 @@ def soft_search_figure(keys, values, items: Sequence[str], queries: dict, *,
     if len(items) != len(keys) or len(found) > 4:
         raise ValueError(f"expected one item name per key ({len(keys)}) and at most 4 queries, got {len(items)} "
                          f"names and {len(found)} queries")  # fmt: skip
-    if len(value_names) != values.shape[1]:
-        raise ValueError(f"expected one value name per column of values ({values.shape[1]}), got {list(value_names)}")
-    subscripts = "₁₂₃₄"
-    names = list(found)
-    fig = go.Figure()
-    for j, (item, key) in enumerate(zip(items, keys)):
-        plots.arrow(fig, [0, 0], key, plots.color(0), width=2)
-        weights = "".join(f"<br>w{subscripts[i]} {boxes.number(found[n]['weights'][j])} {boxes.bar(found[n]['weights'][j], 5)}"
-                          for i, n in enumerate(names))  # fmt: skip
-        below = key[1] <= 0.5 * abs(key[0]) and j == int(np.argmax(keys[:, 0]))  # the longest along x: its label below
-        fig.add_annotation(x=float(plots.significant([key[0]])[0]), y=float(plots.significant([key[1]])[0]),
-                           text=f"<b>key: {html.escape(item)}</b>{weights}", showarrow=False, align="left",
-                           xanchor="center" if below else "left", yanchor="top" if below else "bottom",
-                           yshift=-8 if below else 6, font=dict(size=12, color=plots.color(0)))  # fmt: skip
-    for i, (name, q) in enumerate(queries.items()):
-        colour = plots.color(5 if i == 0 else i + 1)
-        below = i == 0  # the first query's label under its tip, the others' over theirs
-        plots.arrow(fig, [0, 0], q, colour, f"q{subscripts[i]}: {html.escape(name)}",
-                    np.asarray(q, dtype=float) + [0.05, -0.1 if below else 0.1], ("left", "top" if below else "bottom"),
-                    width=4)  # fmt: skip
-    got = "<br>".join(
-        f"q{subscripts[i]} {html.escape(n)} gets "
-        + ", ".join(f"{boxes.number(v, 1)} {html.escape(str(v_name))}" for v, v_name in zip(found[n]["output"], value_names))
-        for i, n in enumerate(names)
-    )  # fmt: skip
-    fig.add_annotation(x=0, y=0, xref="paper", yref="paper", yshift=-62, xanchor="left", yanchor="top", align="left",
-                       text=f"weights w = softmax(q · k);<br>each query gets Σ w × value:<br>{got}", showarrow=False,
-                       font=dict(size=12))  # fmt: skip
-    reach = np.abs(np.concatenate([keys, [np.asarray(q, dtype=float) for q in queries.values()]]))
-    top = float(reach.max())
-    fig.update_xaxes(title_text=f"key dimension 0: {key_axes[0]}", range=[-0.3, round(top + 1.3, 2)], zeroline=True,
-                     constrain="domain")  # fmt: skip
-    fig.update_yaxes(title_text=f"dimension 1: {key_axes[1]}", range=[-1.2, round(top + 1.0, 2)], zeroline=True,
-                     scaleanchor="x")  # fmt: skip
-    fig.update_layout(
-        title=dict(text="A soft search: queries and keys as vectors, and the weights they give", x=0.02,
-                   xanchor="left"),
-        template=plots.TEMPLATE, height=560, margin=dict(l=60, r=20, t=60, b=96 + 16 * len(names)),
-        font=dict(size=13), showlegend=False,
-    )  # fmt: skip
-    return fig
+    if len(value_names) != values.shape[1] or values.shape[1] > 3:
+        raise ValueError(f"expected one value name per column of values ({values.shape[1]}, at most 3), got "
+                         f"{list(value_names)}")  # fmt: skip
+    if np.any(values < 0):
+        raise ValueError("expected non-negative values (they are drawn as lengths), got a negative one")
+    if any(len(i) > 5 for i in items):
+        raise ValueError(f"expected item names of at most 5 characters (they label the bars), got {items}")
+    drawn_queries = np.array([np.asarray(q, dtype=float) for q in queries.values()])  # (Q, 2)
+    scale = _query_scale(keys, drawn_queries)
+    plane = _soft_search_plane(keys, drawn_queries, items, scale, key_axes)
+    block = _soft_search_block(found, values, items, value_names)
+    gap = 30
+    wide = canvas.Canvas(SOFT_SEARCH_PLANE_PX + gap + SOFT_SEARCH_BLOCK_PX)
+    wide.add(plane)
+    wide.add(block, SOFT_SEARCH_PLANE_PX + gap, 0)
+    narrow = canvas.Canvas(canvas.NARROW_DESIGN_PX)
+    narrow.add(plane, (canvas.NARROW_DESIGN_PX - SOFT_SEARCH_PLANE_PX) / 2, 0)
+    narrow.add(block, 0, plane.bottom + 18)
+    title = "A soft search: each query weighs every key, and gets a blend of the values"
+    return canvas.canvas_figure(wide, narrow, title=title)
