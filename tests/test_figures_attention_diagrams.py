@@ -225,3 +225,51 @@ def test_the_soft_search_draws_weights_as_bars_and_each_answer_as_a_blend_of_the
 def test_the_soft_search_refuses_bad_inputs(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --------------------------------------------------------------------------------------------
+# Self-attention in matrix form
+
+
+def cell_texts(layout, name: str) -> np.ndarray:
+    """The numbers written in the cells of matrix ``name``, as a matrix."""
+    cells = {}
+    for a in layout["annotations"]:
+        parts = a.get("name", "").split()
+        if len(parts) == 3 and parts[0] == name:
+            cells[int(parts[1]), int(parts[2])] = float(a["text"].replace("−", "-"))
+    rows, cols = max(i for i, _ in cells) + 1, max(j for _, j in cells) + 1
+    return np.array([[cells[i, j] for j in range(cols)] for i in range(rows)])
+
+
+@pytest.mark.parametrize("query", [None, LOVE])
+def test_the_matrix_form_draws_every_matrix_of_scaled_dot_product_attention(query):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V[:, :3]  # d_v = 3: the outputs' shape is V's
+    fig = figures.attention_matrices_figure(Q, K, V, TOKENS, query=query)
+    outputs, weights = attention.scaled_dot_product_attention(Q, K, V)
+    scores = Q @ K.T / 2.0  # sqrt(d_k = 4)
+    for layout in (fig.to_plotly_json()["layout"], fig.layout.meta["narrow_layout"]):
+        assert canvas.clashes_of(layout) == []
+        for name, expected, decimals in [("Q", Q, 1), ("K", K.T, 1), ("S", scores, 1), ("W", weights, 2),
+                                         ("V", V, 1), ("O", outputs, 1)]:  # fmt: skip
+            drawn = cell_texts(layout, name)
+            assert drawn.shape == expected.shape, name  # Kᵀ drawn (d_k, T), the keys as columns
+            np.testing.assert_allclose(drawn, expected, atol=0.5 * 10**-decimals + 1e-9, err_msg=name)
+        texts = " ".join(a["text"] for a in layout["annotations"])
+        for shape in ["(T, d_k) = (5, 4)", "(d_k, T) = (4, 5)", "(T, T) = (5, 5)", "(T, d_v) = (5, 3)"]:
+            assert shape in texts
+        outlined = sorted(s["name"] for s in layout["shapes"] if " row " in s.get("name", ""))
+        assert outlined == ([] if query is None else [f"{m} row {LOVE}" for m in "OQSW"])
+        rows = [a["text"] for a in layout["annotations"] if a.get("name", "").startswith("row W")]
+        assert rows == [html.escape(t) for t in TOKENS]
+    narrow = fig.layout.meta["narrow_layout"]
+    assert narrow["xaxis"]["range"][1] <= 340 and narrow["height"] <= 780
+
+
+def test_the_matrix_form_refuses_what_it_cannot_draw():
+    with pytest.raises(ValueError, match=r"queries \(T_q, d_k\), keys \(T_k, d_k\)"):
+        figures.attention_matrices_figure(X, X[:, :3], X, TOKENS)
+    with pytest.raises(ValueError, match="at most 6 tokens"):
+        figures.attention_matrices_figure(np.ones((7, 2)), np.ones((7, 2)), np.ones((7, 2)), list("abcdefg"))
+    with pytest.raises(ValueError, match="one token per row"):
+        figures.attention_matrices_figure(X, X, X, TOKENS[:4])

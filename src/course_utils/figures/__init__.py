@@ -21,7 +21,7 @@ module                  lesson  what it draws
 ``rotation``            03, 09  a sinusoidal pair moved k positions on; RoPE's query and key
                                 turned by their positions
 ``self_attention``      04      the soft search in the plane of the keys; one query's path, box
-                                by box; multi-head split, attend, merge;
+                                by box; every query at once, as matrices; multi-head split, attend, merge;
                                 one query's scores, weights and output; the query explorer;
                                 where each token reads from (attention as information flow)
 ``masking``             05      scores before and after a padding or causal mask; its explorer;
@@ -91,6 +91,8 @@ from .rnn import bilstm_states_figure, lstm_cell_figure, lstm_cell_numbers, sequ
 from .rotation import position_shift_figure, rope_pair_figure, rope_pair_numbers
 from .self_attention import (
     attention_flow,
+    attention_matrices_figure,
+    attention_matrices_numbers,
     multi_head_figure,
     multi_head_numbers,
     qkv_explorer,
@@ -113,6 +115,8 @@ __all__ = [
     "architecture_figure",
     "attention_flow",
     "attention_maps",
+    "attention_matrices_figure",
+    "attention_matrices_numbers",
     "attention_samples",
     "average_behaviours",
     "bilstm_states_figure",

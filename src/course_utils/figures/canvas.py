@@ -25,7 +25,7 @@ import plotly.graph_objects as go
 from .. import plots
 from .boxes import NARROW_DESIGN_PX, TOP_PX
 
-__all__ = ["Canvas", "LABEL_FONT", "clashes_of", "NARROW_DESIGN_PX", "WIDE_DESIGN_PX", "canvas_figure", "text_width"]
+__all__ = ["Canvas", "LABEL_FONT", "clashes_of", "grid", "ink_on", "NARROW_DESIGN_PX", "WIDE_DESIGN_PX", "canvas_figure", "text_width"]
 
 WIDE_DESIGN_PX = 700  # a laptop's figure box is about 760 px; the site switches layouts at 640 px
 FAMILY = "DejaVu Sans Mono, Menlo, Consolas, 'Courier New', monospace"
@@ -239,3 +239,40 @@ def canvas_figure(wide: Canvas, narrow: Canvas | None, *, title: str) -> go.Figu
         small = narrow.layout()
         fig.update_layout(meta=dict(narrow_layout={key: small[key] for key in NARROW_KEYS}))
     return fig
+
+
+def _rgb(colour: str) -> tuple[float, float, float]:
+    return tuple(float(v) for v in re.findall(r"[\d.]+", colour)[:3])
+
+
+def _luminance(rgb) -> float:
+    v = [(c / 255) / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]
+
+
+def ink_on(colour: str) -> str:
+    """Black or white, whichever reads better on the ``rgb(...)`` colour ``colour`` (WCAG contrast)."""
+    lum = _luminance(_rgb(colour))
+    return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#ffffff"
+
+
+def grid(c: Canvas, x: float, y: float, values, *, cell: tuple[float, float], colours, texts, name: str,
+         size: float = 10, outline_row: int | None = None) -> tuple[float, float]:
+    """A matrix ``values (R, C)`` as a grid of cells, ``cell`` (width, height) pixels each, its top
+    left at ``(x, y)``: cell ``(i, j)`` filled with ``colours[i][j]`` (``rgb(...)``), holding
+    ``texts[i][j]`` in black or white (whichever reads), both named ``f"{name} {i} {j}"``; row
+    ``outline_row`` outlined. Returns the grid's width and height."""
+    rows, cols = len(values), len(values[0])
+    w, h = cell
+    for i in range(rows):
+        for j in range(cols):
+            fill = colours[i][j]
+            c.rect(x + j * w, y + i * h, x + (j + 1) * w, y + (i + 1) * h, fill=fill, line="#ffffff",
+                   line_width=0.5, name=f"{name} {i} {j}")  # fmt: skip
+            c.text(x + (j + 0.5) * w, y + (i + 0.5) * h, texts[i][j], anchor=("center", "middle"), size=size,
+                   color=ink_on(fill), name=f"{name} {i} {j}")  # fmt: skip
+            c.notes[-1]["bgcolor"] = fill  # the site's dark mode keeps the text legible on its own cell
+    if outline_row is not None:
+        c.rect(x - 1, y + outline_row * h - 1, x + cols * w + 1, y + (outline_row + 1) * h + 1, fill="rgba(0,0,0,0)",
+               line="#000000", line_width=2.5, name=f"{name} row {outline_row}")  # fmt: skip
+    return cols * w, rows * h

@@ -21,6 +21,8 @@ from . import boxes, canvas
 
 __all__ = [
     "attention_flow",
+    "attention_matrices_figure",
+    "attention_matrices_numbers",
     "soft_search_figure",
     "soft_search_numbers",
     "multi_head_figure",
@@ -595,4 +597,138 @@ def soft_search_figure(keys, values, items: Sequence[str], queries: dict, *,
     narrow.add(plane, (canvas.NARROW_DESIGN_PX - SOFT_SEARCH_PLANE_PX) / 2, 0)
     narrow.add(block, 0, plane.bottom + 18)
     title = "A soft search: each query weighs every key, and gets a blend of the values"
+    return canvas.canvas_figure(wide, narrow, title=title)
+
+
+# --------------------------------------------------------------------------------------------
+# Self-attention in matrix form: every query at once
+
+
+def _value_colours(values: np.ndarray, scale: str = plots.DIVERGING, *, low: float | None = None,
+                   high: float | None = None) -> list[list[str]]:
+    """One ``rgb(...)`` per entry of ``values (R, C)``: a diverging scale symmetric about 0 (blue
+    positive, red negative), or ``scale`` from ``low`` to ``high`` when they are given."""
+    from plotly.colors import sample_colorscale
+
+    if low is None:
+        reach = float(np.abs(values).max()) or 1.0
+        low, high = -reach, reach
+    t = np.clip((values - low) / (high - low), 0, 1)
+    return [sample_colorscale(scale, list(map(float, row))) for row in t]
+
+
+def attention_matrices_numbers(queries, keys, values) -> dict[str, np.ndarray]:
+    """What :func:`attention_matrices_figure` draws: ``queries (T_q, d_k)``, ``keys (T_k, d_k)`` and
+    ``values (T_k, d_v)`` in; ``scores (T_q, T_k)`` (``Q Kᵀ / sqrt(d_k)``), ``weights (T_q, T_k)``
+    (their softmax, row by row) and ``outputs (T_q, d_v)`` (``weights @ values``) out."""
+    q, k, v = (_matrix(n, a, s) for n, a, s in (("queries", queries, "(T_q, d_k)"), ("keys", keys, "(T_k, d_k)"),
+                                                ("values", values, "(T_k, d_v)")))  # fmt: skip
+    if q.shape[1] != k.shape[1] or k.shape[0] != v.shape[0]:
+        raise ValueError(f"expected queries (T_q, d_k), keys (T_k, d_k) and values (T_k, d_v), got {q.shape}, "
+                         f"{k.shape} and {v.shape}")  # fmt: skip
+    scores = q @ k.T / np.sqrt(q.shape[1])  # (T_q, T_k)
+    weights = _softmax(scores)  # (T_q, T_k): each row sums to 1
+    return dict(scores=scores, weights=weights, outputs=weights @ v)  # outputs (T_q, d_v)
+
+
+def attention_matrices_figure(queries, keys, values, tokens: Sequence[str], *, query: int | None = None) -> go.Figure:
+    """Self-attention for every query at once, as matrices: ``queries (T, d_k)`` times the keys
+    transposed ``(d_k, T)`` give the scores ``(T, T)`` (divided by ``sqrt(d_k)``); a softmax along
+    each row gives the weights ``(T, T)``; times ``values (T, d_v)`` they give the outputs ``(T, d_v)``.
+    Every matrix is a grid of cells holding its numbers (1 decimal, the weights 2), coloured by
+    value (a diverging scale; the weights on the sequential scale of the lesson's heatmap), named
+    and shaped above its grid; the rows of the queries and of the weights are labelled by
+    ``tokens (T,)``, and the row of the token ``query`` (if given) is outlined in every matrix
+    whose rows are the queries'. At most 6 tokens and vectors of at most 5 numbers. Numbers:
+    :func:`attention_matrices_numbers`'. Laptops read it in two rows, phones in one column.
+    """
+    q, k, v = (np.asarray(a, dtype=float) for a in (queries, keys, values))
+    n = attention_matrices_numbers(q, k, v)
+    labels = _check_tokens(tokens, q.shape[0])
+    if k.shape[0] != q.shape[0]:
+        raise ValueError(f"expected as many keys as queries (self-attention), got {k.shape[0]} and {q.shape[0]}")
+    T, d_k, d_v = q.shape[0], q.shape[1], v.shape[1]
+    if T > 6 or max(d_k, d_v) > 5:
+        raise ValueError(f"expected at most 6 tokens and vectors of at most 5 numbers (every cell holds its number), "
+                         f"got T={T}, d_k={d_k}, d_v={d_v}")  # fmt: skip
+    outline = None if query is None else _check_query(query, T)
+    one = lambda a: [[boxes.number(x, 1) for x in row] for row in a]  # noqa: E731
+    matrices = {  # name: (values, texts, colours, title, shape)
+        "Q": (q, one(q), _value_colours(q), "<b>Q</b> = X W_Q", f"(T, d_k) = ({T}, {d_k})"),
+        "K": (k.T, one(k.T), _value_colours(k.T), "<b>Kᵀ</b>, keys as columns", f"(d_k, T) = ({d_k}, {T})"),
+        "S": (n["scores"], one(n["scores"]), _value_colours(n["scores"]), "<b>S</b> = Q Kᵀ / √d_k",
+              f"(T, T) = ({T}, {T})"),
+        "W": (n["weights"], [[boxes.number(x) for x in row] for row in n["weights"]],
+              _value_colours(n["weights"], plots.SEQUENTIAL, low=0.0, high=1.0), "<b>W</b> = softmax(S)",
+              "(T, T), rows sum to 1"),
+        "V": (v, one(v), _value_colours(v), "<b>V</b> = X W_V", f"(T, d_v) = ({T}, {d_v})"),
+        "O": (n["outputs"], one(n["outputs"]), _value_colours(n["outputs"]), "<b>outputs</b> = W V",
+              f"(T, d_v) = ({T}, {d_v})"),
+    }  # fmt: skip
+    label_px, op_px, head_px = 40, 22, 34  # token labels; an operator's gap; a grid's name and shape
+
+    def block(c: canvas.Canvas, key: str, x: float, y: float, cell: tuple[float, float], size: float, *,
+              rows_labelled: bool = False) -> tuple[float, float, float]:
+        """Matrix ``key``: its name and shape, then its grid from ``y + head_px``; returns the grid's
+        right edge, its vertical middle and its bottom."""
+        values_, texts, colours, title, shape = matrices[key]
+        width = cell[0] * values_.shape[1]
+        c.text(x + width / 2, y, title, anchor=("center", "top"), size=11)
+        c.text(x + width / 2, y + 15, shape, anchor=("center", "top"), size=10, color="#555555")
+        outlined = outline if key in ("Q", "S", "W", "O") else None
+        gw, gh = canvas.grid(c, x, y + head_px, values_, cell=cell, colours=colours, texts=texts, name=key,
+                             size=size, outline_row=outlined)  # fmt: skip
+        if rows_labelled:
+            for i, token in enumerate(labels):
+                c.text(x - 5, y + head_px + (i + 0.5) * cell[1], html.escape(token), anchor=("right", "middle"),
+                       size=10, name=f"row {key} {i}")  # fmt: skip
+        return x + gw, y + head_px + gh / 2, y + head_px + gh
+
+    def op(c: canvas.Canvas, x: float, y: float, symbol: str) -> None:
+        c.text(x + op_px / 2, y, symbol, anchor=("center", "middle"), size=15)
+
+    softmax_text = "softmax along each row"
+
+    # Laptops: Q × Kᵀ = S, then (an elbow down to the next row) W × V = outputs.
+    cell = (32, 20)
+    wide = canvas.Canvas(canvas.WIDE_DESIGN_PX)
+    right, middle, _ = block(wide, "Q", label_px, 0, cell, 11, rows_labelled=True)
+    op(wide, right, middle, "×")
+    right, _, _ = block(wide, "K", right + op_px, 0, cell, 11)
+    op(wide, right, middle, "=")
+    s_left = right + op_px
+    _, _, bottom = block(wide, "S", s_left, 0, cell, 11)
+    s_x, w_x, bend = s_left + cell[0] * T / 2, label_px + cell[0] * T / 2, bottom + 16
+    row2 = bend + 34
+    wide.line(s_x, bottom + 4, s_x, bend, color=boxes.ARROW_COLOR, width=2)
+    wide.line(s_x, bend, w_x, bend, color=boxes.ARROW_COLOR, width=2)
+    wide.arrow(w_x, bend, w_x, row2 - 4, name="softmax")
+    wide.text(w_x + 10, bend + 4, softmax_text, anchor=("left", "top"), size=11)
+    right, middle, _ = block(wide, "W", label_px, row2, cell, 11, rows_labelled=True)
+    op(wide, right, middle, "×")
+    right, _, _ = block(wide, "V", right + op_px, row2, cell, 11)
+    op(wide, right, middle, "=")
+    block(wide, "O", right + op_px, row2, cell, 11)
+
+    # Phones: Q × Kᵀ, = S under Kᵀ, softmax down, W × V, = outputs under V.
+    cell, label_px, op_px = (30, 18), 36, 18  # op() reads op_px when it is called
+    narrow = canvas.Canvas(canvas.NARROW_DESIGN_PX)
+    right, middle, bottom = block(narrow, "Q", label_px, 0, cell, 10, rows_labelled=True)
+    op(narrow, right, middle, "×")
+    block(narrow, "K", right + op_px, 0, cell, 10)
+    y = bottom + 16
+    s_left = right + op_px  # S under Kᵀ
+    _, middle, bottom = block(narrow, "S", s_left, y, cell, 10)
+    op(narrow, s_left - op_px, middle, "=")
+    y2 = bottom + 40
+    s_x = s_left + cell[0] * T / 2
+    narrow.arrow(s_x, bottom + 4, s_x, y2 - 4, name="softmax")
+    narrow.text(s_x - 8, (bottom + y2) / 2, softmax_text, anchor=("right", "middle"), size=11)
+    right, middle, bottom = block(narrow, "W", label_px, y2, cell, 10, rows_labelled=True)
+    op(narrow, right, middle, "×")
+    block(narrow, "V", right + op_px, y2, cell, 10)
+    o_left = right + op_px  # the outputs under V
+    _, middle, _ = block(narrow, "O", o_left, bottom + 16, cell, 10)
+    op(narrow, o_left - op_px, middle, "=")
+    title = "Self-attention for every token at once: softmax(Q Kᵀ / √d_k) V"
     return canvas.canvas_figure(wide, narrow, title=title)
