@@ -87,29 +87,72 @@ def test_the_query_path_has_a_one_column_layout_for_phones():
 @pytest.mark.parametrize("query", [0, LOVE, 4])
 def test_the_multi_head_figure_draws_the_numbers_of_torch_multihead_attention(query):
     params = attention.AttentionParams.random(4, seed=4)
-    fig = figures.multi_head_figure(X, params, 2, TOKENS, query, batch=2)
-    layout = fig.to_plotly_json()["layout"]
-    project, head0, head1, merge, output = boxes(layout)
+    fig = figures.multi_head_figure(X, params, 2, TOKENS, query)
     layer = params.to_torch_multihead(n_heads=2)  # float64, batch_first
     x = torch.from_numpy(X)[None]
     with torch.no_grad():
         torch_output, torch_weights = layer(x, x, x, need_weights=True, average_attn_weights=False)
-    q = X @ params.W_q + params.b_q  # (T, D)
-    close(numbers(project), q)  # every token's row, cut into the heads' pieces
-    assert "(B, T, H, D/H) = (2, 5, 2, 2)" in project and "(B, H, T, D/H) = (2, 2, 5, 2)" in project
-    heads = attention.split_heads(q[None], 2)[0]  # (H, T, d_head): the package's split
-    for h, box in enumerate([head0, head1]):
-        # after the transpose Q[:, h] is the head's slice of the whole batch, (B, T, D/H)
-        assert f"Q[:, {h}]<br>(B, T, D/H)<br>= (2, 5, 2)" in box and "(T, D/H)" not in box
-        drawn = numbers(box)
-        close(drawn[:10], heads[h])  # the head's (T, D/H) slice of the queries
-        close(drawn[10:15], torch_weights[0, h, query].numpy())
-    concatenated = np.concatenate([numbers(head0)[-2:], numbers(head1)[-2:]])
-    close(numbers(merge), concatenated)
-    assert "(B, T, D) = (2, 5, 4)" in merge
-    close(numbers(output)[-4:], torch_output[0, query].numpy())
-    assert len(arrows(layout)) == 2 + 2 + 1  # split into both heads, both into the merge, then W_o
-    assert_fits(layout, sa.NARROW_DESIGN_PX)
+    q, k, v = (X @ getattr(params, f"W_{n}") + getattr(params, f"b_{n}") for n in "qkv")  # (T, D) each
+    for layout in (fig.to_plotly_json()["layout"], fig.layout.meta["narrow_layout"]):
+        assert canvas.clashes_of(layout) == []
+        np.testing.assert_allclose(cell_texts(layout, "Q"), q, atol=0.051)
+        tints = {s["name"]: s["fillcolor"] for s in layout["shapes"] if s.get("name", "").startswith("Q ")}
+        assert [tints[f"Q 0 {j}"] for j in range(4)] == [figures.self_attention.HEAD_TINTS[j // 2] for j in range(4)]
+        for h in range(2):  # head h: columns 2h, 2h + 1 of Q, K and V (the package's split)
+            for name, full in (("Q", q), ("K", k), ("V", v)):
+                np.testing.assert_allclose(cell_texts(layout, f"{name}{h}"), attention.split_heads(full[None], 2)[0, h],
+                                           atol=0.051)  # fmt: skip
+            bars = named(layout, f"weight {h} ")
+            drawn = np.array([length(bars[f"weight {h} {j}"]) if f"weight {h} {j}" in bars else 0 for j in range(5)])
+            expected = torch_weights[0, h, query].numpy()
+            np.testing.assert_allclose(drawn / drawn.max(), expected / expected.max(), atol=0.01)  # as long as
+            labels = [a["text"] for a in layout["annotations"] if a.get("name", "").startswith(f"weight {h} ")]
+            np.testing.assert_allclose([float(t) for t in labels], expected, atol=0.0051)
+            assert f"Q{h} row {query}" in [s.get("name") for s in layout["shapes"]]  # the query's row outlined
+            assert f"K{h} row {query}" not in [s.get("name") for s in layout["shapes"]]
+        context = torch_weights[0].numpy() @ attention.split_heads(v[None], 2)[0]  # (H, T, d_head)
+        np.testing.assert_allclose(cell_texts(layout, "merged"), attention.merge_heads(context[None])[0], atol=0.051)
+        np.testing.assert_allclose(cell_texts(layout, "out"), torch_output[0].numpy(), atol=0.051)
+        assert "(T, D/H) = (5, 2) each" in " ".join(a["text"] for a in layout["annotations"])
+    assert len([a for a in fig.layout.annotations if a.showarrow]) == 2 + 2  # split into both heads, both merged
+
+
+def test_the_largest_weight_of_head_0_for_love_is_its_longest_bar():
+    params = attention.AttentionParams.random(4, seed=4)
+    fig = figures.multi_head_figure(X, params, 2, TOKENS, LOVE)
+    bars = named(fig.to_plotly_json()["layout"], "weight 0 ")
+    weights = attention.multi_head_attention(X[None], params, 2)[1][0, 0, LOVE]
+    assert max(bars, key=lambda n: length(bars[n])) == f"weight 0 {int(np.argmax(weights))}"
+
+
+def test_the_shape_journey_moves_the_arrays_as_numpy_does_and_draws_every_cell_where_it_lands():
+    x = np.random.default_rng(0).standard_normal((2, 5, 4))
+    steps = figures.shape_journey_steps(x, 2)
+    assert [shape for _, shape, _ in steps] == ["(B, T, D)", "(B, T, H, D/H)", "(B, H, T, D/H)", "(B, H, T, D/H)",
+                                                "(B, T, H, D/H)", "(B, T, D)"]  # fmt: skip
+    assert [a.shape for _, _, a in steps] == [(2, 5, 4), (2, 5, 2, 2), (2, 2, 5, 2), (2, 2, 5, 2), (2, 5, 2, 2), (2, 5, 4)]
+    np.testing.assert_array_equal(steps[2][2], attention.split_heads(x, 2))
+    np.testing.assert_array_equal(steps[-1][2], x)  # back where it started
+    fig = figures.shape_journey_figure(x, 2)
+    for layout in (fig.to_plotly_json()["layout"], fig.layout.meta["narrow_layout"]):
+        assert canvas.clashes_of(layout) == []
+        cells = {s["name"]: s for s in layout["shapes"] if s.get("name", "").startswith("step ")}
+        for k in range(6):
+            assert len([n for n in cells if n.startswith(f"step {k} b")]) == x.size  # every entry, once
+            for b in range(2):
+                for t in range(5):
+                    for h in range(2):
+                        cell = cells[f"step {k} b{b} t{t} h{h} i0"]
+                        assert cell["fillcolor"] == figures.self_attention.HEAD_TINTS[h]
+        # (B, H, T, D/H): head 1's matrix lies under head 0's, one token a row; (B, T, H, D/H): beside it
+        assert cells["step 2 b0 t0 h1 i0"]["y0"] > cells["step 2 b0 t4 h0 i0"]["y1"]
+        assert cells["step 2 b0 t0 h1 i0"]["x0"] == cells["step 2 b0 t0 h0 i0"]["x0"]
+        assert cells["step 1 b0 t0 h1 i0"]["x0"] > cells["step 1 b0 t0 h0 i1"]["x1"]
+        assert cells["step 1 b0 t0 h1 i0"]["y0"] == cells["step 1 b0 t0 h0 i0"]["y0"]
+        texts = " ".join(a["text"] for a in layout["annotations"])
+        for shape in ["= (2, 5, 4)", "= (2, 5, 2, 2)", "= (2, 2, 5, 2)"]:
+            assert shape in texts
+    assert fig.layout.meta["narrow_layout"]["height"] <= 780
 
 
 def test_the_numbers_helpers_agree_with_the_package():
@@ -139,7 +182,10 @@ def test_the_numbers_helpers_agree_with_the_package():
         (lambda: figures.multi_head_figure(X, attention.AttentionParams.random(4), 3, TOKENS, 0), r"dividing D=4"),
         (lambda: figures.multi_head_figure(X, attention.AttentionParams.random(6), 2, TOKENS, 0), r"d_model D=4"),
         (lambda: figures.multi_head_figure(X, {"W_q": 1}, 2, TOKENS, 0), r"an AttentionParams"),
-        (lambda: figures.multi_head_figure(X, attention.AttentionParams.random(4), 4, TOKENS, 0), r"at most 3 heads"),
+        (lambda: figures.multi_head_figure(X, attention.AttentionParams.random(4), 4, TOKENS, 0), r"at most 2 heads"),
+        (lambda: figures.shape_journey_figure(np.ones((5, 4)), 2), r"x of shape \(B, T, D\)"),
+        (lambda: figures.shape_journey_figure(np.ones((2, 5, 4)), 3), r"dividing D=4"),
+        (lambda: figures.shape_journey_figure(np.ones((3, 5, 4)), 2), r"at most 2 sentences"),
     ],
 )
 def test_bad_inputs_get_clear_errors(call, message):

@@ -21,7 +21,8 @@ module                  lesson  what it draws
 ``rotation``            03, 09  a sinusoidal pair moved k positions on; RoPE's query and key
                                 turned by their positions
 ``self_attention``      04      the soft search in the plane of the keys; one query's path, box
-                                by box; every query at once, as matrices; multi-head split, attend, merge;
+                                by box; every query at once, as matrices; multi-head
+                                split, attend, merge, drawn; its shape journey as tensor blocks; multi-head split, attend, merge;
                                 one query's scores, weights and output; the query explorer;
                                 where each token reads from (attention as information flow)
 ``masking``             05      scores before and after a padding or causal mask; its explorer;
@@ -99,6 +100,8 @@ from .self_attention import (
     qkv_token_figure,
     query_path_figure,
     query_path_numbers,
+    shape_journey_figure,
+    shape_journey_steps,
     soft_search_figure,
     soft_search_numbers,
 )
@@ -165,6 +168,8 @@ __all__ = [
     "rope_pair_numbers",
     "schedule_figure",
     "sequential_steps_figure",
+    "shape_journey_figure",
+    "shape_journey_steps",
     "soft_search_figure",
     "soft_search_numbers",
     "softened",

@@ -241,7 +241,10 @@ def canvas_figure(wide: Canvas, narrow: Canvas | None, *, title: str) -> go.Figu
     return fig
 
 
-def _rgb(colour: str) -> tuple[float, float, float]:
+def _rgb(colour: str) -> tuple[float, ...]:
+    """``"#rrggbb"`` or ``"rgb(r, g, b)"`` as ``(r, g, b)``."""
+    if colour.startswith("#"):
+        return tuple(float(int(colour[i:i + 2], 16)) for i in (1, 3, 5))
     return tuple(float(v) for v in re.findall(r"[\d.]+", colour)[:3])
 
 

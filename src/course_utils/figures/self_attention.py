@@ -31,6 +31,8 @@ __all__ = [
     "qkv_token_figure",
     "query_path_figure",
     "query_path_numbers",
+    "shape_journey_figure",
+    "shape_journey_steps",
 ]
 
 
@@ -327,7 +329,9 @@ def multi_head_numbers(x, params, n_heads: int, query: int) -> dict[str, np.ndar
     ``head_q (H, d_head)`` (its pieces), ``weights (H, T)`` (the query's weights in each head),
     ``head_outputs (H, d_head)``, ``concatenated (D,)`` and ``output (D,)`` (after ``W_o, b_o``),
     computed head by head, as the lesson's shape journey does; and ``queries (T, D)``, every
-    token's projection, and ``head_queries (H, T, d_head)``, the same cut into heads.
+    token's projection, and ``head_queries (H, T, d_head)``, the same cut into heads; for every
+    token, ``head_keys``, ``head_values`` and ``every_head_output``, ``(H, T, d_head)`` each,
+    ``every_concatenated (T, D)`` and ``every_output (T, D)``.
     """
     x = _matrix("x", x, "(T, D)")
     T, D = x.shape
@@ -351,68 +355,133 @@ def multi_head_numbers(x, params, n_heads: int, query: int) -> dict[str, np.ndar
     output = concatenated @ W["W_o"] + b["b_o"]  # (T, D)
     return dict(q=q[query], queries=q, head_q=split[0][:, query], head_queries=split[0], weights=weights[:, query],
                 head_outputs=head_outputs[:, query], concatenated=concatenated[query],
-                output=output[query])  # fmt: skip
+                output=output[query], head_keys=split[1], head_values=split[2], every_head_output=head_outputs,
+                every_concatenated=concatenated, every_output=output)  # fmt: skip
 
 
-def multi_head_figure(x, params, n_heads: int, tokens: Sequence[str], query: int, *, batch: int = 1) -> go.Figure:
-    """Multi-head attention for one query token: split into heads, attend per head, merge.
+HEAD_TINTS = ("#f0b860", "#8fc3e6")  # head 0 orange, head 1 blue: light, yet kept in dark mode (black text)
 
-    ``x (T, D)`` one sentence's vectors, ``params`` an :class:`course_utils.attention.AttentionParams`
-    of width ``D``, ``n_heads`` (1 to 3) dividing ``D`` (at most 6), ``tokens (T,)``, ``query`` the
-    token followed, ``batch`` the ``B`` the shapes are written for (the sentence is one of ``B``).
-    Boxes from top to bottom: 1. the queries ``Q = x W_q + b_q``, every token's row cut into ``H``
-    pieces (``[a, b | c, d]``), and the two moves that split them, the reshape ``(B, T, D)`` →
-    ``(B, T, H, D/H)`` and the transpose → ``(B, H, T, D/H)``; 2. one box per head, side by side:
-    its slice of the queries ``Q[:, h]``, ``(B, T, D/H)``, of which this sentence's rows (every
-    token's piece), the followed query's weights over
-    the key tokens (with bars of blocks, readable without colour) and its output; 3. the merge, the
-    transpose back and the reshape to ``(B, T, D)``, and the heads' outputs side by side; 4. the
-    output projection ``W_o, b_o``. Every number is :func:`multi_head_numbers`' rounded to 2
-    decimals. One layout fits a phone; wider screens spread it.
+
+def multi_head_figure(x, params, n_heads: int, tokens: Sequence[str], query: int) -> go.Figure:
+    """Multi-head attention for one sentence, drawn: split into heads, attend per head, merge.
+
+    ``x (T, D)`` the sentence's vectors, ``params`` an :class:`course_utils.attention.AttentionParams`
+    of width ``D`` (at most 4), ``n_heads`` (1 or 2) dividing ``D``, ``tokens (T,)``, ``query`` the
+    token whose weights are drawn. The queries ``Q = x W_q + b_q``, ``(T, D)``, a grid of numbers
+    whose columns are tinted by the head they go to; one block per head (framed in its tint): its
+    columns of ``Q``, ``K`` and ``V``, three ``(T, D/H)`` grids, and the query's weights over the
+    key tokens as bars as long as the weights, one per row of ``K`` and ``V``; then the heads'
+    outputs side by side again, ``(T, D)``, tinted by head, and the output projection
+    ``× W_o + b_o``, ``(T, D)``. The query's row is outlined. Numbers: :func:`multi_head_numbers`'
+    (1 decimal; the weights 2). Laptops: the heads side by side; phones: one under the other.
     """
     x = _matrix("x", x, "(T, D)")
     labels = _check_tokens(tokens, x.shape[0])
     n = multi_head_numbers(x, params, n_heads, query)
+    query = int(query)
     T, D = x.shape
     H, d_head = int(n_heads), D // int(n_heads)
-    if D > 6 or H > 3:
-        raise ValueError(f"expected D of at most 6 and at most 3 heads (the boxes hold every number), got D={D}, H={H}")
-    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
-        raise ValueError(f"expected batch, the B of the shapes, to be a positive integer, got {batch!r}")
+    if D > 4 or H > 2 or T > 6:
+        raise ValueError(f"expected D of at most 4, at most 2 heads and 6 tokens (every cell holds its number), "
+                         f"got D={D}, H={H}, T={T}")  # fmt: skip
+    one = lambda a: [[boxes.number(v, 1) for v in row] for row in a]  # noqa: E731
+    tinted = lambda rows, cols, head_of: [[HEAD_TINTS[head_of(j)] for j in range(cols)] for _ in range(rows)]  # noqa: E731
+    by_column = lambda j: j // d_head  # noqa: E731
     name = html.escape(labels[query])
-    B, lines, number, vector, bar = int(batch), boxes.labelled_lines, boxes.number, boxes.vector, boxes.bar
 
-    def pieces(vector) -> str:  # [a, b | c, d]: the heads' pieces
-        parts = np.asarray(vector).reshape(H, d_head)
-        return "[" + " | ".join(", ".join(number(v) for v in part) for part in parts) + "]"
+    def matrix(c, x0, y0, key, values, cell, colours, title, shape=None, rows_labelled=False, outlined=True):
+        width = cell[0] * values.shape[1]
+        c.text(x0 + width / 2, y0, title, anchor=("center", "top"), size=11)
+        top = y0 + 15
+        if shape:
+            c.text(x0 + width / 2, top, shape, anchor=("center", "top"), size=10, color="#555555")
+            top += 15
+        top += 4
+        canvas.grid(c, x0, top, values, cell=cell, colours=colours, texts=one(values), name=key,
+                    outline_row=query if outlined else None)  # a query's row; not in the keys and values
+        if rows_labelled:
+            for i, token in enumerate(labels):
+                c.text(x0 - 5, top + (i + 0.5) * cell[1], html.escape(token), anchor=("right", "middle"), size=10,
+                       name=f"row {key} {i}")  # fmt: skip
+        return x0 + width, top, top + cell[1] * T
 
-    texts = [
-        f"<b>1. project</b>: Q = x W_q + b_q, (B, T, D)<br>= ({B}, {T}, {D}); the rows of this sentence:<br>"
-        + lines(labels, [pieces(row) for row in n["queries"]], query)
-        + f"<br><b>split</b>: reshape (B, T, H, D/H) = ({B}, {T}, {H}, {d_head})<br>"
-        f"then transpose (B, H, T, D/H) = ({B}, {H}, {T}, {d_head})",
-    ]
-    for h in range(H):
+    def head_block(h: int) -> canvas.Canvas:
+        """Head ``h``: its slices of Q, K, V and the query's weights, framed in its tint."""
+        c = canvas.Canvas(canvas.NARROW_DESIGN_PX)
+        cell, label_px, gap, bar_px = (28, 18), 40, 6, 68
         columns = f"{h * d_head}–{(h + 1) * d_head - 1}" if d_head > 1 else f"{h * d_head}"
-        texts.append(
-            # after the transpose Q[:, h] is the head's slice of the batch; its box shows one sentence
-            f"<b>2. head {h}</b>: Q[:, {h}]<br>(B, T, D/H)<br>= ({B}, {T}, {d_head});<br>"
-            f"this sentence's<br>columns {columns}:<br>"
-            + lines(labels, [boxes.row(q) for q in n["head_queries"][h]], query)
-            + f"<br>weights of {name}:<br>"
-            + lines(labels, [f"{number(w)} {bar(w, 8)}" for w in n["weights"][h]], query)
-            + f"<br>output<br>{vector(n['head_outputs'][h])}"
-        )
-    texts += [
-        f"<b>3. merge</b>: transpose back<br>(B, T, H, D/H) = ({B}, {T}, {H}, {d_head}), reshape<br>"
-        f"(B, T, D) = ({B}, {T}, {D}); the row of {name}:<br>{pieces(n['concatenated'])}",
-        f"<b>4. output projection</b><br>× W_o + b_o, (D, D) = ({D}, {D})<br><b>output = {vector(n['output'])}</b>",
-    ]
-    heads = list(range(1, H + 1))
-    rows = [[0], heads, [H + 1], [H + 2]]
-    edges = [(0, h) for h in heads] + [(h, H + 1) for h in heads] + [(H + 1, H + 2)]
-    title = f"Multi-head attention for “{name}”: split, attend per head, merge"
-    return boxes.box_diagram(texts, title=title, wide_rows=rows, narrow_rows=rows, edges=edges)
+        c.text(6, 4, f"<b>head {h}</b>: columns {columns}, (T, D/H) = ({T}, {d_head}) each", anchor=("left", "top"),
+               size=11)  # fmt: skip
+        y0, left, top = 32, label_px, 0.0
+        for key, values in (("Q", n["head_queries"][h]), ("K", n["head_keys"][h]), ("V", n["head_values"][h])):
+            sub = "₀₁₂"[h]
+            right, top, bottom = matrix(c, left, y0, f"{key}{h}", values, cell, tinted(T, d_head, lambda j: h),
+                                        f"{key}{sub}", rows_labelled=key == "Q", outlined=key == "Q")  # fmt: skip
+            left = right + gap
+        left += 6
+        c.text(left, top - 3, f"weights<br>of {name}", anchor=("left", "bottom"), size=10)
+        for j, w in enumerate(n["weights"][h]):
+            y = top + (j + 0.5) * cell[1]
+            if w * bar_px >= 0.5:
+                c.rect(left, y - 5, left + w * bar_px, y + 5, fill="#555555", name=f"weight {h} {j}")
+            c.text(left + w * bar_px + 3, y, boxes.number(w), anchor=("left", "middle"), size=10,
+                   name=f"weight {h} {j}")  # fmt: skip
+        c.rect(1, 0, canvas.NARROW_DESIGN_PX - 1, bottom + 6, fill="rgba(0,0,0,0)", line=HEAD_TINTS[h],
+               line_width=2, name=f"head {h}")  # fmt: skip
+        return c
+
+    def q_part(cell) -> canvas.Canvas:
+        c = canvas.Canvas(40 + cell[0] * D + 4)
+        matrix(c, 40, 0, "Q", n["queries"], cell, tinted(T, D, by_column), "<b>Q</b> = x W_q + b_q",
+               f"(T, D) = ({T}, {D})", rows_labelled=True)  # fmt: skip
+        return c
+
+    def merge_part(cell) -> canvas.Canvas:
+        c = canvas.Canvas(canvas.NARROW_DESIGN_PX)
+        right, top, _ = matrix(c, 40, 0, "merged", n["every_concatenated"], cell, tinted(T, D, by_column),
+                               "<b>heads side by side</b>", f"(T, D) = ({T}, {D})", rows_labelled=True)  # fmt: skip
+        c.text(right + 11, top + cell[1] * T / 2, "→", anchor=("center", "middle"), size=15)
+        matrix(c, right + 22, 0, "out", n["every_output"], cell, _value_colours(n["every_output"]),
+               "<b>× W_o + b_o</b>", f"(T, D) = ({T}, {D})")  # fmt: skip
+        return c
+
+    heads = [head_block(h) for h in range(H)]
+    cell = (30, 18)
+    q, merge = q_part(cell), merge_part(cell)
+
+    # Laptops: Q on top, the heads side by side under it, the merge under them.
+    W = canvas.WIDE_DESIGN_PX
+    wide = canvas.Canvas(W)
+    q_left = (W - q.width) / 2
+    wide.add(q, q_left, 0)
+    heads_top = q.bottom + 44
+    head_lefts = [(W - H * canvas.NARROW_DESIGN_PX - (H - 1) * 20) / 2 + h * (canvas.NARROW_DESIGN_PX + 20)
+                  for h in range(H)]  # fmt: skip
+    for h, block in enumerate(heads):
+        wide.add(block, head_lefts[h], heads_top)
+        column_x = q_left + 40 + cell[0] * d_head * (h + 0.5)
+        wide.arrow(column_x, q.bottom + 4, head_lefts[h] + canvas.NARROW_DESIGN_PX / 2, heads_top - 4, name=f"split {h}")
+    merge_top = heads_top + max(b.bottom for b in heads) + 44
+    merge_left = (W - merge.width) / 2 + 20
+    wide.add(merge, merge_left, merge_top)
+    for h in range(H):
+        column_x = merge_left + 40 + cell[0] * d_head * (h + 0.5)
+        wide.arrow(head_lefts[h] + canvas.NARROW_DESIGN_PX / 2, heads_top + heads[h].bottom + 4, column_x,
+                   merge_top - 4, name=f"merge {h}")  # fmt: skip
+
+    # Phones: one column.
+    narrow = canvas.Canvas(canvas.NARROW_DESIGN_PX)
+    narrow.add(q, (canvas.NARROW_DESIGN_PX - q.width) / 2, 0)
+    y = q.bottom + 30
+    narrow.arrow(canvas.NARROW_DESIGN_PX / 2, q.bottom + 4, canvas.NARROW_DESIGN_PX / 2, y - 4, name="split")
+    for block in heads:
+        narrow.add(block, 0, y)
+        y += block.bottom + 10
+    y += 20
+    narrow.arrow(canvas.NARROW_DESIGN_PX / 2, y - 26, canvas.NARROW_DESIGN_PX / 2, y - 4, name="merge")
+    narrow.add(merge, (canvas.NARROW_DESIGN_PX - merge.width) / 2 + 20, y)
+    title = f"Multi-head attention for “{name}”: split the columns, attend per head, merge"
+    return canvas.canvas_figure(wide, narrow, title=title)
 
 
 # --------------------------------------------------------------------------------------------
@@ -732,3 +801,128 @@ def attention_matrices_figure(queries, keys, values, tokens: Sequence[str], *, q
     op(narrow, o_left - op_px, middle, "=")
     title = "Self-attention for every token at once: softmax(Q Kᵀ / √d_k) V"
     return canvas.canvas_figure(wide, narrow, title=title)
+
+
+# --------------------------------------------------------------------------------------------
+# The shape journey of multi-head attention, as tensor blocks
+
+
+def shape_journey_steps(x, n_heads: int) -> list[tuple[str, str, np.ndarray]]:
+    """The moves of multi-head attention's split and merge, applied to ``x (B, T, D)``: a list of
+    ``(move, axes, array)``: the input ``(B, T, D)``; ``reshape`` to ``(B, T, H, D/H)``;
+    ``transpose`` to ``(B, H, T, D/H)`` (heads first: each head a ``(T, D/H)`` matrix, which one
+    batched product attends in); and back, ``transpose`` to ``(B, T, H, D/H)`` and ``reshape`` to
+    ``(B, T, D)``. Between the halves, ``attend``: attention keeps the shape ``(B, H, T, D/H)``, each
+    head's outputs where its queries stood (drawn with the split's entries: only the places matter).
+    The arrays are ``x``'s own entries, moved."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 3 or x.size == 0:
+        raise ValueError(f"expected x of shape (B, T, D), got an array of shape {x.shape}")
+    B, T, D = x.shape
+    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1 or D % n_heads:
+        raise ValueError(f"expected n_heads, a positive integer dividing D={D}, got {n_heads!r}")
+    H = int(n_heads)
+    split = x.reshape(B, T, H, D // H)  # (B, T, H, D/H)
+    heads_first = split.transpose(0, 2, 1, 3)  # (B, H, T, D/H)
+    back = heads_first.transpose(0, 2, 1, 3)  # (B, T, H, D/H)
+    return [("", "(B, T, D)", x), ("reshape", "(B, T, H, D/H)", split), ("transpose", "(B, H, T, D/H)", heads_first),
+            ("attend", "(B, H, T, D/H)", heads_first), ("transpose", "(B, T, H, D/H)", back),
+            ("reshape", "(B, T, D)", back.reshape(B, T, D))]  # fmt: skip
+
+
+def shape_journey_figure(x, n_heads: int, *, name: str = "Q") -> go.Figure:
+    """Multi-head attention's shape journey as tensor blocks: ``x (B, T, D)`` (the queries ``name``
+    of a batch), every cell tinted by the head its column goes to, then each move of
+    :func:`shape_journey_steps`, drawn as the array it gives: ``(B, T, H, D/H)``, each token's row
+    cut into ``H`` pieces; ``(B, H, T, D/H)``, each sentence's heads as separate ``(T, D/H)``
+    matrices, one under the other; attention in every head at once; and back, ``(B, T, H, D/H)``
+    and ``(B, T, D)``. Sentences are framed panels, one under the other; under every block, its
+    axes and its shape. At most 2 sentences, 8 tokens, 2 or 3 heads and ``D`` of 8."""
+    steps = shape_journey_steps(x, n_heads)
+    B, T, D = steps[0][2].shape
+    H, d_head = int(n_heads), D // int(n_heads)
+    if B > 2 or T > 8 or D > 8 or not 2 <= H <= 3:
+        raise ValueError(f"expected at most 2 sentences of 8 tokens, D of at most 8 and 2 or 3 heads, got "
+                         f"B={B}, T={T}, D={D}, H={H}")  # fmt: skip
+    plots.require_text("name", name)
+    tints = (*HEAD_TINTS, "#a8d8a0")[:H]
+
+    def block(c: canvas.Canvas, k: int, left: float, top: float, cell: tuple[float, float]) -> tuple[float, float]:
+        """Step ``k``'s array, its top left at ``(left, top)``; returns its width and height."""
+        array = steps[k][2]
+        cw, ch = cell
+        gap, panel_gap = 4, 10
+        if array.ndim == 3:  # (B, T, D)
+            width, panel_h = cw * D, ch * T
+        elif steps[k][1] == "(B, T, H, D/H)":
+            width, panel_h = cw * D + gap * (H - 1), ch * T
+        else:  # (B, H, T, D/H): the heads one under the other
+            width, panel_h = cw * d_head, H * ch * T + gap * (H - 1)
+        for b in range(B):
+            y0 = top + b * (panel_h + panel_gap)
+            for t in range(T):
+                for column in range(D):
+                    h, i = divmod(column, d_head)
+                    if array.ndim == 3:
+                        xs, ys = left + column * cw, y0 + t * ch
+                    elif steps[k][1] == "(B, T, H, D/H)":
+                        xs, ys = left + column * cw + h * gap, y0 + t * ch
+                    else:
+                        xs, ys = left + i * cw, y0 + h * (ch * T + gap) + t * ch
+                    c.rect(xs, ys, xs + cw, ys + ch, fill=tints[h], line="#ffffff", line_width=1,
+                           name=f"step {k} b{b} t{t} h{h} i{i}")  # fmt: skip
+            c.rect(left - 2, y0 - 2, left + width + 2, y0 + panel_h + 2, fill="rgba(0,0,0,0)", line="#777777",
+                   line_width=1, name=f"step {k} sentence {b}")  # fmt: skip
+        return width, B * panel_h + (B - 1) * panel_gap
+
+    def row(c: canvas.Canvas, ks: Sequence[int], left: float, top: float, cell, op_px: float) -> list:
+        """Steps ``ks`` left to right from ``left``; the moves above the arrows between them, the
+        axes and shapes under the blocks; returns each block's (left, right, bottom)."""
+        placed = []
+        for n_, k in enumerate(ks):
+            if n_:
+                x0 = placed[-1][1]
+                c.arrow(x0 + 6, top + 40, x0 + op_px - 6, top + 40, name=f"move {k}")
+                c.text(x0 + op_px / 2, top + 34, steps[k][0], anchor=("center", "bottom"), size=10)
+                left = x0 + op_px
+            width, height = block(c, k, left, top, cell)
+            placed.append((left, left + width, top + height))
+        base = max(p[2] for p in placed) + 8
+        for (l_, r_, _), k in zip(placed, ks):
+            shape = "(" + ", ".join(str(s) for s in steps[k][2].shape) + ")"
+            c.text((l_ + r_) / 2, base, f"{steps[k][1]}<br>= {shape}", anchor=("center", "top"), size=10,
+                   name=f"shape {k}")  # fmt: skip
+        return placed
+
+    def legend(c: canvas.Canvas, left: float) -> None:
+        x0 = left
+        c.text(x0, 8, f"{html.escape(name)}'s columns:", anchor=("left", "middle"), size=11)
+        x0 += canvas.text_width(f"{name}'s columns:", 11) + 8
+        for h in range(H):
+            c.rect(x0, 2, x0 + 12, 14, fill=tints[h], name=f"legend {h}")
+            c.text(x0 + 16, 8, f"head {h}", anchor=("left", "middle"), size=11)
+            x0 += 16 + canvas.text_width(f"head {h}", 11) + 12
+
+    # Laptops: the whole journey in one row.
+    wide = canvas.Canvas(canvas.WIDE_DESIGN_PX)
+    legend(wide, 32)
+    cell, top = (14, 12), 30
+    row(wide, range(len(steps)), 32, top, cell, 72)
+    for b in range(B):
+        wide.text(28, top + b * (cell[1] * T + 10) + cell[1] * T / 2, f"b={b}", anchor=("right", "middle"), size=10)
+
+    # Phones: there in one row, back in the next.
+    narrow = canvas.Canvas(canvas.NARROW_DESIGN_PX)
+    legend(narrow, 0)
+    cell = (13, 10)
+    placed = row(narrow, [0, 1, 2], 32, top, cell, 66)
+    for b in range(B):
+        narrow.text(28, top + b * (cell[1] * T + 10) + cell[1] * T / 2, f"b={b}", anchor=("right", "middle"), size=10)
+    c_x, bottom = (placed[-1][0] + placed[-1][1]) / 2, narrow.bottom + 6
+    row2, back_x = bottom + 44, 32 + cell[0] * d_head / 2
+    narrow.line(c_x, bottom, c_x, bottom + 16, color=boxes.ARROW_COLOR, width=2)
+    narrow.line(c_x, bottom + 16, back_x, bottom + 16, color=boxes.ARROW_COLOR, width=2)
+    narrow.arrow(back_x, bottom + 16, back_x, row2 - 4, name="attend")
+    narrow.text(back_x + 10, bottom + 20, "attend: every head at once", anchor=("left", "top"), size=10)
+    row(narrow, [3, 4, 5], 32, row2, cell, 66)
+    return canvas.canvas_figure(wide, narrow, title="The shape journey: split into heads, attend, merge back")
