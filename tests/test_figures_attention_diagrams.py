@@ -14,9 +14,7 @@ import torch
 
 from course_utils import attention, figures, positional
 from course_utils.data import running_example
-from course_utils.figures import boxes as sa
 from course_utils.figures import canvas
-from tests.test_figures_boxes import assert_fits
 
 EXAMPLE = running_example()
 TOKENS = list(EXAMPLE.tokens)
@@ -48,39 +46,42 @@ def close(drawn, expected):
 @pytest.mark.parametrize("query", range(5))
 def test_the_query_path_draws_the_numbers_of_scaled_dot_product_attention(query):
     fig = figures.query_path_figure(X, W_Q, W_K, W_V, TOKENS, query)
-    inputs, projections, scores, weights, output = boxes(fig.to_plotly_json()["layout"])
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-    outputs, expected_weights = attention.scaled_dot_product_attention(Q, K, V)
-    close(numbers(inputs), X)
-    close(numbers(projections), np.concatenate([Q[query], K.ravel()]))
-    close(numbers(scores), K @ Q[query] / 2.0)  # d_k = 4
-    close(numbers(weights), expected_weights[query])
-    drawn = numbers(output)
-    weighted = np.column_stack([expected_weights[query], V]).ravel()  # w_j then v_j, token by token
-    close(drawn[:-4], weighted)
-    close(drawn[-4:], outputs[query])
-    assert f"<b>{TOKENS[query]}" in inputs  # the query's line in bold
+    outputs, weights = attention.scaled_dot_product_attention(Q, K, V)
+    scores = K @ Q[query] / 2.0  # d_k = 4
+    for layout in (fig.to_plotly_json()["layout"], fig.layout.meta["narrow_layout"]):
+        assert canvas.clashes_of(layout) == []
+        for name, expected in [("x", X), ("q", Q[query][None]), ("K", K), ("V", V),
+                               ("wv", weights[query][:, None] * V), ("output", outputs[query][None])]:  # fmt: skip
+            np.testing.assert_allclose(cell_texts(layout, name), expected, atol=0.051, err_msg=name)
+        for key, expected in (("score", scores), ("weight", weights[query])):
+            bars = named(layout, f"{key} ")
+            labels = {a["name"]: float(a["text"].replace("−", "-")) for a in layout["annotations"]
+                      if a.get("name", "").startswith(f"{key} ")}  # fmt: skip
+            np.testing.assert_allclose([labels[f"{key} {j}"] for j in range(5)], expected, atol=0.0051)
+            (zero,) = [s for s in layout["shapes"] if s.get("name") == f"{key} zero"]
+            drawn = np.array([0.0 if f"{key} {j}" not in bars else  # a bar too short to draw
+                              (bars[f"{key} {j}"]["x1"] if expected[j] > 0 else bars[f"{key} {j}"]["x0"]) - zero["x0"]
+                              for j in range(5)])  # fmt: skip  (signed: from the zero line to the bar's end)
+            big = int(np.argmax(np.abs(expected)))
+            np.testing.assert_allclose(drawn / drawn[big], expected / expected[big], atol=0.01)  # as long as
+        outlined = [s["name"] for s in layout["shapes"] if " row " in s.get("name", "")]
+        assert outlined == [f"x row {query}", "output row 0"]
 
 
-def test_the_weights_carry_bars_that_read_without_colour():
+def test_the_query_path_reads_left_to_right_and_fits_a_phone_screen():
     fig = figures.query_path_figure(X, W_Q, W_K, W_V, TOKENS, LOVE)
-    lines = boxes(fig.to_plotly_json()["layout"])[3].split("<br>")[2:]
-    weights = attention.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)[1][LOVE]
-    for line, weight in zip(lines, weights):
-        assert line.count("█") == round(10 * weight)
-
-
-def test_the_query_path_has_a_one_column_layout_for_phones():
-    fig = figures.query_path_figure(X, W_Q, W_K, W_V, TOKENS, LOVE)
-    wide = fig.to_plotly_json()["layout"]
+    for layout in (fig.to_plotly_json()["layout"], fig.layout.meta["narrow_layout"]):
+        arrows = [a for a in layout["annotations"] if a.get("showarrow")]
+        assert all(a["x"] >= a["ax"] for a in arrows)  # every arrow points right, or down
+        assert all(a["y"] >= a["ay"] for a in arrows)
+        steps = {a["text"][:2]: a for a in layout["annotations"] if re.match(r"\d\. ", a["text"])}
+        assert sorted(steps) == ["1.", "2.", "3.", "4.", "5."]
+        for a, b in zip("1234", "2345"):  # each step right of the one before, or under it
+            first, then = steps[f"{a}."], steps[f"{b}."]
+            assert then["x"] > first["x"] or then["y"] > first["y"]
     narrow = fig.layout.meta["narrow_layout"]
-    assert len(boxes(narrow)) == len(boxes(wide)) == 5 and boxes(narrow) == boxes(wide)
-    assert len(arrows(narrow)) == len(arrows(wide)) == 4
-    assert len({a["x"] for a in narrow["annotations"] if not a.get("showarrow")}) == 1  # one column
-    assert narrow["height"] > wide["height"]
-    assert_fits(wide, sa.WIDE_DESIGN_PX)
-    assert_fits(narrow, sa.NARROW_DESIGN_PX)
-    assert sa.NARROW_DESIGN_PX <= 340  # a 390 px phone leaves a figure about 340 px
+    assert narrow["xaxis"]["range"][1] <= 340 and narrow["height"] <= 780
     assert fig.layout.title.text == "One query's path through self-attention: “love”"
 
 

@@ -281,44 +281,155 @@ def query_path_numbers(x, W_Q, W_K, W_V, query: int) -> dict[str, np.ndarray]:
 
 
 def query_path_figure(x, W_Q, W_K, W_V, tokens: Sequence[str], query: int) -> go.Figure:
-    """One query's whole path through self-attention, box by box, with its numbers.
+    """One query's whole path through self-attention, drawn step by step from its numbers.
 
     ``x (T, D)`` the token vectors (embedding + position), ``W_Q, W_K (D, d_k)`` and ``W_V (D, d_v)``
     the projections, ``tokens (T,)`` (at most 8 characters each), ``query`` the index of the token
-    that attends. Five boxes, joined by arrows in reading order: 1. every token's vector ``x`` (the
-    query's in bold); 2. the query's ``q = x W_Q`` and every token's key ``k = x W_K``; 3. the scores
-    ``q · k_j / sqrt(d_k)``; 4. their softmax, the weights, each with a bar of blocks (sizes read
-    without colour); 5. every token's value ``v = x W_V`` times its weight, and their sum, the
-    output. Every number is :func:`query_path_numbers`' rounded to 2 decimals. Laptops get two rows
-    (1 → 2, then 3 → 4 → 5 right to left, under them); phones one column
-    (``layout.meta["narrow_layout"]``). Vectors of at most 5 numbers fit.
+    that attends. 1. every token's vector ``x``, a grid of its numbers (the query's row outlined);
+    2. the query's ``q = x W_Q`` and every token's key ``k = x W_K``; 3. the scores
+    ``q · k_j / sqrt(d_k)``, one bar per key token from a zero line; 4. their softmax, the weights,
+    bars as long as the weights; 5. every token's value ``v = x W_V`` and the same scaled by its
+    weight, ``w_j v_j``, row by row, and their column sums, the output strip. Grids are coloured by
+    value and write their numbers to 1 decimal, the bars theirs to 2. Laptops: 1 → 2 → 3 → 4, then
+    5 under the weights; phones: three rows, each read left to right. At most 6 tokens and vectors
+    of at most 5 numbers. Numbers: :func:`query_path_numbers`'.
     """
     x = _matrix("x", x, "(T, D)")
     labels = _check_tokens(tokens, x.shape[0])
     query = _check_query(query, len(labels))
     n = query_path_numbers(x, W_Q, W_K, W_V, query)
+    T, D = x.shape
     d_k, d_v = len(n["q"]), n["values"].shape[1]
-    if max(x.shape[1], d_k, d_v) > 5:
-        raise ValueError(f"expected vectors of at most 5 numbers (a line of a box holds one), got D={x.shape[1]}, "
-                         f"d_k={d_k}, d_v={d_v}")  # fmt: skip
+    if max(D, d_k, d_v) > 5 or T > 6:
+        raise ValueError(f"expected at most 6 tokens and vectors of at most 5 numbers (every cell holds its number), "
+                         f"got T={T}, D={D}, d_k={d_k}, d_v={d_v}")  # fmt: skip
     name = html.escape(labels[query])
-    lines, number, vector, bar = boxes.labelled_lines, boxes.number, boxes.vector, boxes.bar
-    texts = [
-        "<b>1. input x</b> = embedding + position<br>"
-        + lines(labels, [vector(v) for v in x], query),
-        f"<b>2. q = x W_Q</b> (query of {name})<br>"
-        + lines(["q"], [vector(n["q"])], 0)
-        + "<br><b>keys k = x W_K</b> (every token)<br>"
-        + lines(labels, [vector(k) for k in n["keys"]], query),
-        f"<b>3. scores</b><br>q·k / √{d_k}<br>" + lines(labels, [number(s) for s in n["scores"]], query),
-        "<b>4. softmax</b><br>weights, sum 1<br>"
-        + lines(labels, [f"{number(w)} {bar(w)}" for w in n["weights"]], query),
-        "<b>5. output</b> = Σ weight × value<br>values v = x W_V, weighted:<br>"
-        + lines(labels, [f"{number(w)}×{vector(v)}" for w, v in zip(n["weights"], n["values"])], query)
-        + f"<br><b>sum = {vector(n['output'])}</b>",
-    ]
-    title = f"One query's path through self-attention: “{name}”"
-    return boxes.box_diagram(texts, title=title, wide_rows=[[0, 1], [4, 3, 2]])
+    cell, label_px = (26, 18), 40
+    head = 16 + cell[1] + 4 + 16  # a grid's top, under its title lines (and q's strip, over the keys)
+    one = lambda a: [[boxes.number(v, 1) for v in row] for row in np.atleast_2d(a)]  # noqa: E731
+
+    def title(c, x0, width, lines):
+        for k, line in enumerate(lines):
+            c.text(x0 + width / 2, k * 15, line, anchor=("center", "top"), size=11 if k == 0 else 10,
+                   color=None if k == 0 else "#555555")  # fmt: skip
+
+    def matrix(key, values, lines, *, labelled=False, outlined=None) -> canvas.Canvas:
+        values = np.atleast_2d(values)
+        width = cell[0] * values.shape[1]
+        c = canvas.Canvas((label_px if labelled else 0) + width)
+        x0 = label_px if labelled else 0
+        title(c, x0, width, lines)
+        canvas.grid(c, x0, head, values, cell=cell, colours=_value_colours(values), texts=one(values), name=key,
+                    outline_row=outlined)  # fmt: skip
+        if labelled:
+            for i, token in enumerate(labels):
+                c.text(x0 - 5, head + (i + 0.5) * cell[1], html.escape(token), anchor=("right", "middle"), size=10,
+                       name=f"row {key} {i}")  # fmt: skip
+        return c
+
+    def bars(key, values, lines, colour, *, labelled=False, low=None, high=None, bar_px=84) -> canvas.Canvas:
+        """One horizontal bar per token from a zero line, its value written at its end."""
+        text_px = 34
+        low = min(0.0, float(values.min())) if low is None else low
+        high = max(0.0, float(values.max())) if high is None else high
+        per = bar_px / (high - low)
+        x0 = (label_px + 6 if labelled else 0) + (text_px if low < 0 else 0)
+        c = canvas.Canvas(x0 + bar_px + text_px)
+        start = label_px + 6 if labelled else 0
+        title(c, start, c.width - start, lines)
+        zero = x0 - low * per
+        for j, value in enumerate(values):
+            y = head + (j + 0.5) * cell[1]
+            end = zero + value * per
+            if abs(value * per) >= 0.5:
+                c.rect(min(zero, end), y - 5, max(zero, end), y + 5, fill=colour, name=f"{key} {j}")
+            c.text(end + (3 if value >= 0 else -3), y, boxes.number(value), anchor=("left" if value >= 0 else "right",
+                   "middle"), size=10, name=f"{key} {j}")  # fmt: skip
+            if labelled:
+                c.text(label_px - 5, y, html.escape(labels[j]), anchor=("right", "middle"), size=10)
+        c.line(zero, head - 3, zero, head + T * cell[1] + 3, color="#777777", name=f"{key} zero")
+        return c
+
+    def q_and_keys() -> canvas.Canvas:
+        width = cell[0] * d_k
+        c = canvas.Canvas(width)
+        c.text(width / 2, 0, f"2. q of {name}", anchor=("center", "top"), size=11)
+        canvas.grid(c, 0, 16, n["q"][None], cell=cell, colours=_value_colours(n["q"][None]), texts=one(n["q"]),
+                    name="q")  # fmt: skip
+        c.text(width / 2, 16 + cell[1] + 4, "keys K = x W_K", anchor=("center", "top"), size=10, color="#555555")
+        canvas.grid(c, 0, head, n["keys"], cell=cell, colours=_value_colours(n["keys"]), texts=one(n["keys"]),
+                    name="K")  # fmt: skip
+        return c
+
+    def weighted() -> canvas.Canvas:
+        """w_j v_j row by row, a rule, and the output strip: their column sums."""
+        width = cell[0] * d_v
+        c = canvas.Canvas(width + 30)
+        title(c, 30, width, ["5. w_j × v_j", "Σ of the rows"])
+        reach = float(np.abs(n["values"]).max())
+        colours = _value_colours(n["weighted"], low=-reach, high=reach)  # the values' scale: small weights fade
+        canvas.grid(c, 30, head, n["weighted"], cell=cell, colours=colours, texts=one(n["weighted"]), name="wv")
+        rule = head + T * cell[1] + 4
+        c.line(30, rule, 30 + width, rule, color="#777777", width=1.5, name="sum rule")
+        c.text(26, rule + 4 + cell[1] / 2, "Σ", anchor=("right", "middle"), size=13)
+        out = n["output"][None]
+        canvas.grid(c, 30, rule + 4, out, cell=cell, colours=_value_colours(out, low=-reach, high=reach),
+                    texts=one(out), name="output", outline_row=0)  # fmt: skip
+        c.text(30 + width / 2, rule + 8 + cell[1], f"output of {name}", anchor=("center", "top"), size=11)
+        return c
+
+    parts = dict(
+        x=matrix("x", x, ["1. x (T, D)", "embedding + position"], labelled=True, outlined=query),
+        qk=q_and_keys(),
+        scores=bars("score", n["scores"], [f"3. scores q·k/√{d_k}"], "#777777"),
+        weights=bars("weight", n["weights"], ["4. weights", "softmax, sum 1"], plots.color(0), low=0.0, high=1.0),
+        values=matrix("V", n["values"], ["values V = x W_V", f"(T, d_v) = ({T}, {d_v})"], labelled=True),
+        weighted=weighted(),
+    )
+    gap, title_y, grid_bottom = 34, 7, head + T * cell[1]
+
+    def side_by_side(c, keys, left, top):
+        """Parts left to right from ``left``, their titles level, an arrow at the titles' height
+        across each gap; returns each part's left edge."""
+        lefts = []
+        for key in keys:
+            if lefts:
+                c.arrow(left - gap + 4, top + title_y, left - 4, top + title_y)
+            lefts.append(left)
+            c.add(parts[key], left, top)
+            left += parts[key].width + gap
+        return lefts
+
+    # Laptops: 1 → 2 → 3 → 4 in a row, the rows of the tokens level; 5 under the weights, the values beside it.
+    wide = canvas.Canvas(canvas.WIDE_DESIGN_PX)
+    lefts = side_by_side(wide, ["x", "qk", "scores", "weights"], 0.0, 0.0)
+    w_left = lefts[-1] + (parts["weights"].width - parts["weighted"].width) / 2
+    row2 = grid_bottom + 36
+    v_left = w_left - gap - parts["values"].width
+    side_by_side(wide, ["values", "weighted"], v_left, row2)
+    w_x = w_left + 30 + cell[0] * d_v / 2
+    wide.arrow(w_x, grid_bottom + 6, w_x, row2 - 4)
+
+    # Phones: x → q, K; then scores → weights; then values → w_j v_j → the output.
+    parts["scores"] = bars("score", n["scores"], [f"3. scores q·k/√{d_k}"], "#777777", labelled=True, bar_px=70)
+    parts["weights"] = bars("weight", n["weights"], ["4. weights", "softmax, sum 1"], plots.color(0), low=0.0,
+                            high=1.0, bar_px=70)  # fmt: skip
+    narrow = canvas.Canvas(canvas.NARROW_DESIGN_PX)
+    lefts = side_by_side(narrow, ["x", "qk"], 0.0, 0.0)
+    y = grid_bottom + 40
+    gap = canvas.NARROW_DESIGN_PX - parts["scores"].width - parts["weights"].width  # side_by_side reads it
+    side_by_side(narrow, ["scores", "weights"], 0.0, y)
+    bend = grid_bottom + 4 + 14
+    qk_x, scores_x = lefts[1] + cell[0] * d_k / 2, label_px + 70
+    narrow.line(qk_x, grid_bottom + 4, qk_x, bend, color=boxes.ARROW_COLOR, width=2)
+    narrow.line(qk_x, bend, scores_x, bend, color=boxes.ARROW_COLOR, width=2)
+    narrow.arrow(scores_x, bend, scores_x, y - 4)
+    y2 = y + grid_bottom + 30
+    gap = canvas.NARROW_DESIGN_PX - parts["values"].width - parts["weighted"].width - 6
+    side_by_side(narrow, ["values", "weighted"], 0.0, y2)
+    w_x = parts["values"].width + gap + 30 + cell[0] * d_v / 2
+    narrow.arrow(w_x, y + grid_bottom + 6, w_x, y2 - 4)
+    return canvas.canvas_figure(wide, narrow, title=f"One query's path through self-attention: “{name}”")
 
 
 def multi_head_numbers(x, params, n_heads: int, query: int) -> dict[str, np.ndarray]:
