@@ -320,3 +320,28 @@ def test_the_matrix_form_refuses_what_it_cannot_draw():
         figures.attention_matrices_figure(np.ones((7, 2)), np.ones((7, 2)), np.ones((7, 2)), list("abcdefg"))
     with pytest.raises(ValueError, match="one token per row"):
         figures.attention_matrices_figure(X, X, X, TOKENS[:4])
+
+
+def test_one_querys_weights_are_bars_with_their_values_and_the_nouns_marked():
+    weights = attention.softmax(np.array([0.0, 3.0, 0.0, 1.0, 0.5]))
+    kinds = ["", "singular noun", "plural noun", "", "plural noun"]
+    tokens = ["[CLS]", "drir", "ideas", "it", "ideas"]  # a word may repeat
+    marks = {kind: [k == kind for k in kinds] for kind in ("singular noun", "plural noun")}
+    fig = figures.query_weights_figure(weights, tokens, query=3, marks=marks, title="Which word does 'it' attend to?")
+    drawn = {}
+    for trace in fig.data:
+        for y, x, text in zip(trace.y, trace.x, trace.text):
+            drawn[int(y)] = (x, text, trace.name)
+    assert sorted(drawn) == list(range(5))
+    for i in range(5):
+        assert drawn[i][0] == pytest.approx(weights[i], abs=1e-3) and drawn[i][1] == f"{weights[i]:.2f}"
+        assert drawn[i][2] == (kinds[i] or "other word")
+    assert list(fig.layout.yaxis.tickvals) == ["0", "1", "2", "3", "4"]  # every token keeps its label
+    assert list(fig.layout.yaxis.ticktext) == ["[CLS]", "drir (sg. noun)", "ideas (pl. noun)", "<b>it</b> (the query)",
+                                               "ideas (pl. noun)"]  # fmt: skip
+    hatches = {t.name: t.marker.pattern.shape for t in fig.data}
+    assert hatches["plural noun"] == "/" and hatches["singular noun"] == ""  # read without colour too
+    with pytest.raises(ValueError, match="kinds among"):
+        figures.query_weights_figure(weights, tokens, query=3, marks={"verb": [1, 0, 0, 0, 0]}, title="t")
+    with pytest.raises(ValueError, match="each token marked once"):
+        figures.query_weights_figure(weights, tokens, query=3, marks={k: [0, 1, 0, 0, 0] for k in marks}, title="t")

@@ -31,6 +31,7 @@ __all__ = [
     "qkv_token_figure",
     "query_path_figure",
     "query_path_numbers",
+    "query_weights_figure",
     "shape_journey_figure",
     "shape_journey_steps",
 ]
@@ -1037,3 +1038,67 @@ def shape_journey_figure(x, n_heads: int, *, name: str = "Q") -> go.Figure:
     narrow.text(back_x + 10, bottom + 20, "attend: every head at once", anchor=("left", "top"), size=10)
     row(narrow, [3, 4, 5], 32, row2, cell, 66)
     return canvas.canvas_figure(wide, narrow, title="The shape journey: split into heads, attend, merge back")
+
+
+# --------------------------------------------------------------------------------------------
+# One query's weights over a sentence, the kinds of its words marked
+
+
+KIND_STYLES = {  # kind -> (colour, hatch): the kinds read without colour too
+    "singular noun": (plots.color(0), ""),
+    "plural noun": (plots.color(1), "/"),
+    "": ("#9a9a9a", ""),
+}
+
+
+def query_weights_figure(weights, tokens: Sequence[str], *, query: int, marks: dict, title: str) -> go.Figure:
+    """One query's attention weights over a sentence: ``weights (T,)`` (a softmax row), one
+    horizontal bar per token of ``tokens (T,)``, top to bottom in sentence order, its value written
+    at its end; ``marks`` maps ``"singular noun"`` and ``"plural noun"`` to ``(T,)`` masks (0/1 or
+    bool) of the tokens that are one (colour, hatching, a legend entry and the token's label:
+    ``drir (sg. noun)``); the query's own token ``query`` is named in its label. Every token keeps
+    its label at every width (one row each)."""
+    w = plots.significant(weights)
+    if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError(f"expected one query's weights, a non-negative vector (T,), got shape {w.shape}")
+    if isinstance(tokens, str) or len(tokens) != w.size:
+        raise ValueError(f"expected one token per weight ({w.size}), got {len(tokens)}")
+    if not isinstance(marks, dict) or sorted(set(marks) - set(KIND_STYLES)):
+        raise ValueError(f"expected marks, a dict from kinds among {[k for k in KIND_STYLES if k]} to (T,) masks, "
+                         f"got {marks!r}")  # fmt: skip
+    kinds = [""] * w.size
+    for kind, mask in marks.items():
+        mask = np.asarray(mask).astype(bool)
+        if mask.shape != w.shape:
+            raise ValueError(f"expected the mask of {kind!r} to have one entry per token, shape {w.shape}, got {mask.shape}")
+        for i in np.flatnonzero(mask):
+            if kinds[i]:
+                raise ValueError(f"expected each token marked once, token {i} is a {kinds[i]} and a {kind}")
+            kinds[i] = kind
+    query = _check_query(query, w.size)
+    plots.require_text("title", title)
+    labels = [f"{i}" for i in range(w.size)]  # plotly's categories: the positions (a word may repeat)
+    suffix = {"singular noun": " (sg. noun)", "plural noun": " (pl. noun)", "": ""}
+    ticks = [html.escape(str(t)) + suffix[k] for t, k in zip(tokens, kinds)]
+    ticks[query] = f"<b>{html.escape(str(tokens[query]))}</b> (the query)"
+    fig = go.Figure()
+    for kind, (colour, hatch) in KIND_STYLES.items():
+        rows = [i for i, k in enumerate(kinds) if k == kind]
+        if not rows:
+            continue
+        fig.add_trace(go.Bar(
+            x=w[rows], y=[labels[i] for i in rows], orientation="h", name=kind or "other word",
+            marker=dict(color=colour, pattern_shape=hatch, line=dict(color="black", width=0.5)),
+            text=[f"{v:.2f}" for v in w[rows]], textposition="outside", cliponaxis=False,
+            hovertext=[ticks[i] for i in rows], hovertemplate="%{hovertext}: weight %{x:.3f}<extra></extra>",
+        ))  # fmt: skip
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=labels, autorange="reversed",
+                     tickmode="array", tickvals=labels, ticktext=ticks, automargin=True,
+                     title_text="key: the token attended to")  # fmt: skip
+    fig.update_xaxes(range=[0, float(w.max()) * 1.25 or 1.0], title_text="weight")
+    fig.update_layout(
+        title=dict(text=title, x=0.02, xanchor="left"), template=plots.TEMPLATE, height=140 + 22 * w.size,
+        margin=dict(l=20, r=20, t=60, b=50), font=dict(size=13), barmode="overlay", bargap=0.25,
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+    )  # fmt: skip
+    return fig
