@@ -337,8 +337,8 @@ def test_one_querys_weights_are_bars_with_their_values_and_the_nouns_marked():
         assert drawn[i][0] == pytest.approx(weights[i], abs=1e-3) and drawn[i][1] == f"{weights[i]:.2f}"
         assert drawn[i][2] == (kinds[i] or "other word")
     assert list(fig.layout.yaxis.tickvals) == ["0", "1", "2", "3", "4"]  # every token keeps its label
-    assert list(fig.layout.yaxis.ticktext) == ["[CLS]", "drir (sg. noun)", "ideas (pl. noun)", "<b>it</b> (the query)",
-                                               "ideas (pl. noun)"]  # fmt: skip
+    assert [t.rstrip("\u00a0") for t in fig.layout.yaxis.ticktext] == [
+        "[CLS]", "drir (sg. noun)", "ideas (pl. noun)", "<b>it</b> (the query)", "ideas (pl. noun)"]
     hatches = {t.name: t.marker.pattern.shape for t in fig.data}
     assert hatches["plural noun"] == "/" and hatches["singular noun"] == ""  # read without colour too
     with pytest.raises(ValueError, match="kinds among"):

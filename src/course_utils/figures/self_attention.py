@@ -343,7 +343,7 @@ def query_path_figure(x, W_Q, W_K, W_V, tokens: Sequence[str], query: int) -> go
             y = head + (j + 0.5) * cell[1]
             end = zero + value * per
             if abs(value * per) >= 0.5:
-                c.rect(min(zero, end), y - 5, max(zero, end), y + 5, fill=colour, name=f"{key} {j}")
+                c.rect(min(zero, end), y - 5, max(zero, end), y + 5, fill=colour, line=colour, name=f"{key} {j}")
             c.text(end + (3 if value >= 0 else -3), y, boxes.number(value), anchor=("left" if value >= 0 else "right",
                    "middle"), size=10, name=f"{key} {j}")  # fmt: skip
             if labelled:
@@ -535,7 +535,8 @@ def multi_head_figure(x, params, n_heads: int, tokens: Sequence[str], query: int
         for j, w in enumerate(n["weights"][h]):
             y = top + (j + 0.5) * cell[1]
             if w * bar_px >= 0.5:
-                c.rect(left, y - 5, left + w * bar_px, y + 5, fill="#555555", name=f"weight {h} {j}")
+                c.rect(left, y - 5, left + w * bar_px, y + 5, fill=plots.color(0), line=plots.color(0),
+                       name=f"weight {h} {j}")  # the outline: the site lightens it in dark mode
             c.text(left + w * bar_px + 3, y, boxes.number(w), anchor=("left", "middle"), size=10,
                    name=f"weight {h} {j}")  # fmt: skip
         c.rect(1, 0, canvas.NARROW_DESIGN_PX - 1, bottom + 6, fill="rgba(0,0,0,0)", line=HEAD_TINTS[h],
@@ -1079,8 +1080,8 @@ def query_weights_figure(weights, tokens: Sequence[str], *, query: int, marks: d
     plots.require_text("title", title)
     labels = [f"{i}" for i in range(w.size)]  # plotly's categories: the positions (a word may repeat)
     suffix = {"singular noun": " (sg. noun)", "plural noun": " (pl. noun)", "": ""}
-    ticks = [html.escape(str(t)) + suffix[k] for t, k in zip(tokens, kinds)]
-    ticks[query] = f"<b>{html.escape(str(tokens[query]))}</b> (the query)"
+    ticks = [html.escape(str(t)) + suffix[k] + "\u00a0" for t, k in zip(tokens, kinds)]  # clear of the bars
+    ticks[query] = f"<b>{html.escape(str(tokens[query]))}</b> (the query)\u00a0"
     fig = go.Figure()
     for kind, (colour, hatch) in KIND_STYLES.items():
         rows = [i for i, k in enumerate(kinds) if k == kind]
@@ -1093,9 +1094,9 @@ def query_weights_figure(weights, tokens: Sequence[str], *, query: int, marks: d
             hovertext=[ticks[i] for i in rows], hovertemplate="%{hovertext}: weight %{x:.3f}<extra></extra>",
         ))  # fmt: skip
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=labels, autorange="reversed",
-                     tickmode="array", tickvals=labels, ticktext=ticks, automargin=True,
-                     title_text="key: the token attended to")  # fmt: skip
-    fig.update_xaxes(range=[0, float(w.max()) * 1.25 or 1.0], title_text="weight")
+                     tickmode="array", tickvals=labels, ticktext=ticks, automargin=True)  # fmt: skip
+    fig.update_xaxes(range=[0, float(w.max()) * 1.25 or 1.0],
+                     title_text=f"the weight “{html.escape(str(tokens[query]))}” gives each token")  # fmt: skip
     fig.update_layout(
         title=dict(text=title, x=0.02, xanchor="left"), template=plots.TEMPLATE, height=140 + 22 * w.size,
         margin=dict(l=20, r=20, t=60, b=50), font=dict(size=13), barmode="overlay", bargap=0.25,
