@@ -221,7 +221,7 @@ def test_lines_tick_the_sampled_values_and_mark_a_point():
                       log_y=True, x_ticks=[64, 128, 512], marks=[("w", 512, "T = 512: 64 MiB")])  # fmt: skip
     assert list(fig.layout.xaxis.tickvals) == [64, 128, 512] and list(fig.layout.xaxis.ticktext) == ["64", "128", "512"]
     (note,) = fig.layout.annotations
-    assert note.text == "T = 512: 64 MiB"
+    assert note.text == "T = 512: 64 MiB" and note.arrowcolor  # set: the site lightens it in dark mode
     assert (note.x, note.y) == pytest.approx((np.log10(512), np.log10(64)))  # log axes: the point, in log10
     with pytest.raises(ValueError, match="mark at one of the x values"):
         plots.lines([1, 2], {"w": [1, 2]}, title="t", x_title="x", y_title="y", marks=[("w", 3, "no")])

@@ -251,6 +251,7 @@ def lines(
         y = float(significant(series[name])[where[0]])
         fig.add_annotation(x=float(np.log10(at)) if log_x else float(at), y=float(np.log10(y)) if log_y else y,
                            text=text, showarrow=True, arrowhead=2, arrowwidth=1.5, ax=-40, ay=-36,
+                           arrowcolor="#444444",  # set, so that the site lightens it in dark mode
                            font=dict(size=12), bgcolor="white", name=f"mark {name}")  # fmt: skip
     return _style(fig, title, x_title, y_title, height)
 
