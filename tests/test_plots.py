@@ -205,3 +205,25 @@ def test_log_axes_write_powers_of_ten_not_si_prefixes():
     assert fig.layout.xaxis.exponentformat == fig.layout.yaxis.exponentformat == "power"
     linear = plots.lines([1, 2], {"a": [1, 2]}, title="T", x_title="x", y_title="y")
     assert linear.layout.yaxis.exponentformat is None
+
+
+def test_heatmap_outlines_the_row_a_paragraph_points_to():
+    fig = plots.heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"], title="t", x_title="x", y_title="y",
+                        outline_row=1)  # fmt: skip
+    (shape,) = fig.layout.shapes
+    assert (shape.y0, shape.y1, shape.x0, shape.x1) == (0.5, 1.5, -0.5, 2.5)  # row 1, every column
+    with pytest.raises(ValueError, match="outline_row to be a row index in 0 .. 2"):
+        plots.heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"], title="t", x_title="x", y_title="y", outline_row=3)
+
+
+def test_lines_tick_the_sampled_values_and_mark_a_point():
+    fig = plots.lines([64, 128, 512], {"w": [1.0, 4.0, 64.0]}, title="t", x_title="x", y_title="y", log_x=True,
+                      log_y=True, x_ticks=[64, 128, 512], marks=[("w", 512, "T = 512: 64 MiB")])  # fmt: skip
+    assert list(fig.layout.xaxis.tickvals) == [64, 128, 512] and list(fig.layout.xaxis.ticktext) == ["64", "128", "512"]
+    (note,) = fig.layout.annotations
+    assert note.text == "T = 512: 64 MiB" and note.arrowcolor  # set: the site lightens it in dark mode
+    assert (note.x, note.y) == pytest.approx((np.log10(512), np.log10(64)))  # log axes: the point, in log10
+    with pytest.raises(ValueError, match="mark at one of the x values"):
+        plots.lines([1, 2], {"w": [1, 2]}, title="t", x_title="x", y_title="y", marks=[("w", 3, "no")])
+    with pytest.raises(ValueError, match="mark on one of the series"):
+        plots.lines([1, 2], {"w": [1, 2]}, title="t", x_title="x", y_title="y", marks=[("v", 1, "no")])

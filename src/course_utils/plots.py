@@ -79,6 +79,7 @@ def heatmap(
     height: int | None = None,
     blocked=None,
     blocked_text: str = "blocked",
+    outline_row: int | None = None,
 ) -> go.Figure:
     """A labelled heatmap of a matrix, e.g. attention weights.
 
@@ -90,6 +91,8 @@ def heatmap(
     they are drawn in light grey with the text ``blocked_text``, their entries of ``values`` (often
     ``-inf`` or a huge negative number) are ignored, and the colour scale spans the other cells only.
     The figure then has a second trace, the grey cells, even where none is blocked.
+
+    ``outline_row`` (optional), a row index: that row is outlined (the row a paragraph points to).
     """
     z = significant(values)
     if z.ndim != 2:
@@ -122,9 +125,18 @@ def heatmap(
     )
     if blocked is not None:
         fig.add_trace(blocked_cells_trace(blocked, xs, ys, text=blocked_text))
+    if outline_row is not None:
+        if isinstance(outline_row, bool) or not isinstance(outline_row, (int, np.integer)) or not 0 <= outline_row < len(ys):
+            raise ValueError(f"expected outline_row to be a row index in 0 .. {len(ys) - 1}, got {outline_row!r}")
+        fig.add_shape(type="rect", xref="x", yref="y", x0=-0.5, x1=len(xs) - 0.5, y0=outline_row - 0.5,
+                      y1=outline_row + 0.5, line=dict(color=OUTLINE_COLOR, width=3), fillcolor="rgba(0,0,0,0)",
+                      name=f"row {outline_row}")  # fmt: skip
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category", side="bottom")
     return _style(fig, title, x_title, y_title, height or max(320, 60 + 48 * len(ys)))
+
+
+OUTLINE_COLOR = "#D55E00"  # vermillion: seen on Cividis's navy and on its yellow
 
 
 BLOCKED_COLOR = "#E0E0E0"  # light grey: lighter than every colour of Cividis, so never mistaken for a value
@@ -190,10 +202,15 @@ def lines(
     log_y: bool = False,
     markers: bool = True,
     height: int = 420,
+    x_ticks: Sequence[float] | None = None,
+    marks: Sequence[tuple[str, float, str]] = (),
 ) -> go.Figure:
     """Curves sharing one x axis: ``series`` maps a legend name to ``len(x)`` y values.
 
     Each curve gets the next palette colour *and* dash style, so it reads without colour.
+    ``x_ticks`` (optional) labels the x axis at exactly these values (say the sampled ones, on a
+    log axis); ``marks`` points at a curve's points: ``(series name, x, text)``, the text written
+    by the point (a value the prose discusses).
     """
     xs = significant(x)
     if xs.ndim != 1 or xs.size == 0:
@@ -222,6 +239,20 @@ def lines(
         fig.update_xaxes(type="log", exponentformat="power")
     if log_y:
         fig.update_yaxes(type="log", exponentformat="power")
+    if x_ticks is not None:
+        ticks = significant(x_ticks)
+        fig.update_xaxes(tickmode="array", tickvals=ticks.tolist(), ticktext=[f"{t:g}" for t in ticks])
+    for name, at, text in marks:
+        if name not in series:
+            raise ValueError(f"expected a mark on one of the series {list(series)}, got {name!r}")
+        where = np.flatnonzero(np.isclose(xs, at))
+        if where.size == 0:
+            raise ValueError(f"expected a mark at one of the x values {xs.tolist()}, got {at!r}")
+        y = float(significant(series[name])[where[0]])
+        fig.add_annotation(x=float(np.log10(at)) if log_x else float(at), y=float(np.log10(y)) if log_y else y,
+                           text=text, showarrow=True, arrowhead=2, arrowwidth=1.5, ax=-40, ay=-36,
+                           arrowcolor="#444444",  # set, so that the site lightens it in dark mode
+                           font=dict(size=12), bgcolor="white", name=f"mark {name}")  # fmt: skip
     return _style(fig, title, x_title, y_title, height)
 
 

@@ -16,10 +16,13 @@ module                  lesson  what it draws
                                 a token embedding plus position encodings, in two dimensions;
                                 a few positions' vectors and the pairs in which they differ
 ``boxes``               all     box diagrams drawn from the numbers (the house style)
+``canvas``              all     drawn diagrams: bars, strips, grids and arrows placed in pixels,
+                                a laptop layout and a phone layout, labels checked for collisions
 ``rotation``            03, 09  a sinusoidal pair moved k positions on; RoPE's query and key
                                 turned by their positions
 ``self_attention``      04      the soft search in the plane of the keys; one query's path, box
-                                by box; multi-head split, attend, merge;
+                                by box; every query at once, as matrices; multi-head
+                                split, attend, merge, drawn; its shape journey as tensor blocks; multi-head split, attend, merge;
                                 one query's scores, weights and output; the query explorer;
                                 where each token reads from (attention as information flow)
 ``masking``             05      scores before and after a padding or causal mask; its explorer;
@@ -93,12 +96,17 @@ from .rnn import bilstm_states_figure, lstm_cell_figure, lstm_cell_numbers, sequ
 from .rotation import position_shift_figure, rope_pair_figure, rope_pair_numbers
 from .self_attention import (
     attention_flow,
+    attention_matrices_figure,
+    attention_matrices_numbers,
     multi_head_figure,
     multi_head_numbers,
     qkv_explorer,
     qkv_token_figure,
     query_path_figure,
     query_path_numbers,
+    query_weights_figure,
+    shape_journey_figure,
+    shape_journey_steps,
     soft_search_figure,
     soft_search_numbers,
 )
@@ -123,6 +131,8 @@ __all__ = [
     "attention_flow",
     "attention_mask_figure",
     "attention_maps",
+    "attention_matrices_figure",
+    "attention_matrices_numbers",
     "attention_samples",
     "average_behaviours",
     "bilstm_states_figure",
@@ -170,11 +180,14 @@ __all__ = [
     "qkv_token_figure",
     "query_path_figure",
     "query_path_numbers",
+    "query_weights_figure",
     "rank_heads",
     "rope_pair_figure",
     "rope_pair_numbers",
     "schedule_figure",
     "sequential_steps_figure",
+    "shape_journey_figure",
+    "shape_journey_steps",
     "sinusoidal_table_figure",
     "soft_search_figure",
     "soft_search_numbers",

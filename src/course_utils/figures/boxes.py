@@ -1,7 +1,7 @@
 """Box diagrams drawn from the numbers: the house style of the lessons' mechanism pictures.
 
 A mechanism is drawn as boxes of monospaced text holding the cell's own numbers, joined by arrows
-in reading order (lesson 04's query path is the model). The boxes are plotly annotations in a
+in reading order (where a step is better drawn than written, :mod:`.canvas` draws it). The boxes are plotly annotations in a
 monospaced font (plotly sizes each box to its text, and columns of numbers line up); both axes
 count pixels, so that boxes, the gaps between them and the arrows in the gaps are placed exactly.
 A layout is designed for a width, wider figures only spread it: laptops get
