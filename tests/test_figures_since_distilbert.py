@@ -13,14 +13,23 @@ import torch
 from course_utils import attention, decoder, figures, grouped_query
 from course_utils.figures import boxes
 from course_utils.online_softmax import blocked_attention, blocked_attention_steps
-from tests.test_figures_boxes import assert_fits, boxes_of
 
 
 def plain(text: str) -> str:
     return re.sub(r"<[^>]+>", "", text)
 
 
-def test_the_kv_cache_figure_draws_the_shapes_of_the_decoders_cache():
+def cells_of(layout, step, layer, kind):
+    """The cells a layout draws for one step, layer and kind (k or v): (index, new, x0, x1)."""
+    found = []
+    for shape in layout["shapes"]:
+        words = shape.get("name", "").split()
+        if shape["type"] == "rect" and words[:5] == ["step", str(step), "layer", str(layer), kind]:
+            found.append((int(words[5]), words[-1] == "new", shape["x0"], shape["x1"]))
+    return sorted(found)
+
+
+def test_the_kv_cache_figure_draws_the_decoders_cache_cell_by_cell():
     config = decoder.DecoderConfig(vocab_size=50, dim=32, n_layers=2, n_heads=4, n_kv_heads=2)
     torch.manual_seed(0)
     model = decoder.Decoder(config).eval()
@@ -28,18 +37,37 @@ def test_the_kv_cache_figure_draws_the_shapes_of_the_decoders_cache():
     written = decoder.generate(model, prompt, 3)
     tokens = [f"w{i}" for i in prompt + written]
     fig = figures.kv_cache_figure(tokens, len(prompt), config)
-    texts = [plain(a["text"]) for a in boxes_of(fig.to_plotly_json()["layout"])]
-    assert len(texts) == 1 + len(written)
+    wide = fig.to_plotly_json()["layout"]
+    narrow = fig.layout.meta["narrow_layout"]
     cache = model.new_cache()
     with torch.no_grad():
         for step, ids in enumerate([prompt, *[[t] for t in written]]):
             model(torch.tensor([ids]), cache)
-            B, H_kv, t, d = cache.keys[0].shape  # what the model holds after the step
-            assert f"(B, H_kv, t, d) = ({B}, {H_kv}, {t}, {d})" in texts[step]
-            assert f"k, v of: {' '.join(tokens[:t])}" in texts[step]
-            assert f"× {t} keys" in texts[step]
-    assert_fits(fig.layout.meta["narrow_layout"], boxes.NARROW_DESIGN_PX)
-    assert_fits(fig.to_plotly_json()["layout"], boxes.WIDE_DESIGN_PX)
+            for layout in (wide, narrow):
+                notes = {a.get("name"): plain(a["text"]) for a in layout["annotations"]}
+                for layer in range(config.n_layers):
+                    B, H_kv, t, d = cache.keys[layer].shape  # what the model holds after the step
+                    assert notes[f"step {step} shape"].endswith(f"({B}, {H_kv}, {t}, {d})")
+                    for kind in ("k", "v"):
+                        cells = cells_of(layout, step, layer, kind)
+                        assert [i for i, *_ in cells] == list(range(t))  # one cell a cached token
+                        # the cells this step added are marked new: the prompt's, then one a step
+                        assert [i for i, new, *_ in cells if new] == (list(range(t)) if step == 0 else [t - 1])
+                        assert [notes[f"step {step} layer {layer} {kind} {i}"] for i in range(t)] == tokens[:t]
+                    reads = [s for s in layout["shapes"] if s.get("name", "").startswith(f"step {step} layer {layer} reads")]
+                    if step == 0:
+                        assert not reads and f"step 0 layer {layer} query" not in notes
+                        assert notes["step 0 head"].startswith(f"prompt: {len(prompt)} queries × {t} keys")
+                    else:  # the new query, over its own cell, reads every cached key
+                        keys = cells_of(layout, step, layer, "k")
+                        assert sorted(s["x1"] for s in reads) == pytest.approx([(x0 + x1) / 2 for _, _, x0, x1 in keys])
+                        assert f"1 query × {t} keys" in notes[f"step {step} head"]
+                        query = next(a for a in layout["annotations"] if a.get("name") == f"step {step} layer {layer} query")
+                        assert keys[-1][2] < query["x"] < keys[-1][3]
+    assert max(s["x1"] for s in narrow["shapes"]) <= boxes.NARROW_DESIGN_PX
+    # on a laptop the two layers stand side by side: half as many bands' rows as on a phone
+    assert len({s["y0"] for s in wide["shapes"] if s["type"] == "rect"}) * 2 == len(
+        {s["y0"] for s in narrow["shapes"] if s["type"] == "rect"})
 
 
 @pytest.mark.parametrize("kv_heads", [8, 2, 1])
@@ -92,6 +120,7 @@ def test_blocked_attention_is_the_last_step_of_its_loop():
         (lambda: figures.online_softmax_figure(np.ones(4), np.ones((12, 3)), np.ones((12, 2)), 4), "keys"),
         (lambda: figures.online_softmax_figure(np.ones(4), np.ones((12, 4)), np.ones((12, 2)), 2), "at most 4 blocks"),
         (lambda: figures.kv_cache_figure(["a", "b"], 2, decoder.DecoderConfig(vocab_size=9)), "1 to 4 written"),
+        (lambda: figures.kv_cache_figure(["abcdefghij"] * 10, 6, decoder.DecoderConfig(vocab_size=9)), "fit 330 px"),
     ],
 )
 def test_bad_inputs_get_clear_errors(call, message):

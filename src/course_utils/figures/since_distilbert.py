@@ -1,4 +1,4 @@
-"""Lesson 09's mechanism pictures: a KV cache growing one token at a time (:func:`kv_cache_figure`),
+"""Lesson 09's mechanism pictures: a KV cache growing one cell a token (:func:`kv_cache_figure`),
 query heads sharing key/value heads (:func:`kv_sharing_figure`), and the online softmax reading the
 keys block by block with its running maximum (:func:`online_softmax_figure`). RoPE's picture is in
 :mod:`course_utils.figures.rotation`, beside lesson 03's rotation.
@@ -16,7 +16,104 @@ from .. import plots
 from ..validation import positive_int
 from . import boxes
 
-__all__ = ["kv_cache_figure", "kv_sharing_figure", "online_softmax_figure"]
+__all__ = ["kv_cache_figure", "kv_cache_layout", "kv_sharing_figure", "online_softmax_figure"]
+
+
+KV_FONT = boxes.BOX_FONT  # 11 px monospaced: a cell's width follows its token's length
+KV_CHAR_PX = boxes.CHAR_PX
+KV_CELL_PAD_PX = 8  # a cell's width beyond its token's text
+KV_CELL_PX = 18  # a k or a v cell's height
+KV_FAN_PX = 34  # above each layer's cells: the new query and its lines to every key
+KV_HEAD_PX = 2 * boxes.LINE_PX + 6  # a step's two lines of text
+KV_GAP_PX = 14  # between steps, and between two layers side by side
+KV_WIDE_DESIGN_PX = 700  # the site draws a diagram (shapes, hidden axes) 720 px wide at least on a laptop
+KV_NEW_FILL = "rgba(230, 159, 0, 0.45)"  # the palette's orange, see-through: light page and dark
+KV_QUERY_COLOR = plots.color(5)
+
+
+def _kv_cell(x0: float, x1: float, y0: float, new: bool, name: str) -> dict:
+    return dict(type="rect", xref="x", yref="y", x0=x0, x1=x1, y0=y0, y1=y0 + KV_CELL_PX, name=name,
+                fillcolor=KV_NEW_FILL if new else "white", layer="below",
+                line=dict(color="black", width=2 if new else 1))  # fmt: skip
+
+
+def _kv_text(x: float, y: float, text: str, xanchor: str = "center", name: str = "", **font) -> dict:
+    return dict(x=x, y=y, xref="x", yref="y", text=text, showarrow=False, xanchor=xanchor, yanchor="middle",
+                font=dict(KV_FONT, **font), name=name)  # fmt: skip
+
+
+def kv_cache_layout(tokens: Sequence[str], prompt_length: int, shape: tuple[int, int, int, int],
+                    design_px: float, layers_per_row: int) -> dict:
+    """The KV cache picture laid out for ``design_px`` pixels, ``layers_per_row`` layers side by
+    side: annotations, shapes, height and axes (both axes count pixels, y downwards).
+
+    ``tokens``: the prompt's, then the written ones; ``shape``: ``(L, H, H_kv, d)``. One band a
+    step (the prompt, then each written token): two lines of text (what the step reads, how many
+    queries read how many keys; the cache's shape ``(B, H_kv, t, d)`` after it), then each layer's
+    cache as a row of ``k`` cells over a row of ``v`` cells, one per cached token and labelled with
+    it, the cells this step added filled and outlined in bold; over each layer's keys, from the
+    second band on, the new token's query ``q`` and a line from it to every key it reads.
+    Raises ``ValueError`` when a layer's row is wider than ``design_px / layers_per_row``.
+    """
+    L, H, H_kv, d = shape
+    label_px = len("layer 0 k") * KV_CHAR_PX + 8 if L <= 10 else len("layer 10 k") * KV_CHAR_PX + 8
+    widths = [len(t) * KV_CHAR_PX + KV_CELL_PAD_PX for t in tokens]
+    unit_px = label_px + sum(widths)
+    columns = layers_per_row
+    room = (design_px - KV_GAP_PX * (columns - 1)) / columns
+    if unit_px > room:
+        raise ValueError(f"expected each layer's cache row to fit {room:.0f} px, the tokens need {unit_px:.0f} px: "
+                         f"use shorter or fewer tokens")  # fmt: skip
+    starts = [0.0] + list(np.cumsum(widths))
+    notes, shapes, y = [], [], 0.0
+    written = len(tokens) - prompt_length
+    for step in range(written + 1):
+        t = prompt_length + step  # tokens cached after this step
+        new = set(range(prompt_length)) if step == 0 else {t - 1}
+        reading = " ".join(html.escape(tokens[i]) for i in sorted(new))
+        head = (f"<b>prompt</b>: {len(new)} queries × {t} keys, causal mask" if step == 0
+                else f"<b>step {step}</b>: reads “{reading}”, 1 query × {t} keys")  # fmt: skip
+        notes.append(_kv_text(0, y + boxes.LINE_PX / 2, head, "left", name=f"step {step} head"))
+        notes.append(_kv_text(0, y + 1.5 * boxes.LINE_PX, f"each layer's cache ({1}, {H_kv}, <b>{t}</b>, {d})",
+                              "left", name=f"step {step} shape"))  # fmt: skip
+        y += KV_HEAD_PX
+        fan = KV_FAN_PX if step else 6  # the prompt's band has no single new query to draw
+        rows = [list(range(start, min(start + columns, L))) for start in range(0, L, columns)]
+        for layers in rows:
+            for c, layer in enumerate(layers):
+                left = c * (room + KV_GAP_PX)
+                cells = left + label_px
+                k_top = y + fan
+                v_top = k_top + KV_CELL_PX
+                notes.append(_kv_text(cells - 4, k_top + KV_CELL_PX / 2, f"layer {layer} k", "right"))
+                notes.append(_kv_text(cells - 4, v_top + KV_CELL_PX / 2, "v", "right"))
+                for i in range(t):
+                    x0, x1 = cells + starts[i], cells + starts[i + 1]
+                    for kind, top in (("k", k_top), ("v", v_top)):
+                        shapes.append(_kv_cell(x0, x1, top, i in new, f"step {step} layer {layer} {kind} {i}"
+                                               + (" new" if i in new else "")))  # fmt: skip
+                        notes.append(_kv_text((x0 + x1) / 2, top + KV_CELL_PX / 2, html.escape(tokens[i]),
+                                              name=f"step {step} layer {layer} {kind} {i}",
+                                              weight="bold" if i in new else "normal"))  # fmt: skip
+                if step:  # the new token's query, over its own cell, reads every cached key
+                    q_x = cells + (starts[t - 1] + starts[t]) / 2
+                    q_y = y + 8
+                    notes.append(dict(_kv_text(q_x, q_y, "<b>q</b>", name=f"step {step} layer {layer} query",
+                                               color=KV_QUERY_COLOR), bgcolor="white", bordercolor=KV_QUERY_COLOR,
+                                      borderwidth=1.5, borderpad=1))  # fmt: skip
+                    for i in range(t):
+                        shapes.append(dict(type="line", xref="x", yref="y", x0=q_x, y0=q_y + 9,
+                                           x1=cells + (starts[i] + starts[i + 1]) / 2, y1=k_top,
+                                           line=dict(color=KV_QUERY_COLOR, width=1.5), layer="below",
+                                           name=f"step {step} layer {layer} reads {i}"))  # fmt: skip
+            y += fan + 2 * KV_CELL_PX + 6
+        y += KV_GAP_PX
+    plot_height = y - KV_GAP_PX
+    return dict(
+        annotations=notes, shapes=shapes, height=int(round(plot_height + boxes.TOP_PX + 12)),
+        xaxis=dict(visible=False, range=[-2, design_px], fixedrange=True),
+        yaxis=dict(visible=False, range=[plot_height, -4], fixedrange=True),
+    )  # fmt: skip
 
 
 def kv_cache_figure(tokens: Sequence[str], prompt_length: int, config) -> go.Figure:
@@ -25,10 +122,10 @@ def kv_cache_figure(tokens: Sequence[str], prompt_length: int, config) -> go.Fig
     ``tokens``: the prompt's tokens, then the tokens written (at most 4 written are drawn, each at
     most 10 characters); ``prompt_length`` how many of them the prompt holds; ``config`` the
     decoder's :class:`course_utils.decoder.DecoderConfig` (its layers, heads, key/value heads and
-    head width give the shapes). One box per step: what the step reads, the shape of the new
-    queries, keys and values, the cache of every layer after it, ``(B, H_kv, t, d)``, its keys by
-    token (the new ones in bold), and what the new token's query attends over. Two boxes a row on
-    a laptop (a snake) where they fit, one column on a phone.
+    head width give the shapes). Drawn by :func:`kv_cache_layout`: each layer's cache a row of
+    ``k`` cells over a row of ``v`` cells, one a token, growing to the right by one cell a step,
+    the new token's query joined to every key it reads. On a laptop the layers stand side by side
+    where they fit; on a phone (``layout.meta["narrow_layout"]``) one under the other.
     """
     tokens = [str(t) for t in tokens]
     prompt_length = positive_int("prompt_length", prompt_length)
@@ -39,24 +136,25 @@ def kv_cache_figure(tokens: Sequence[str], prompt_length: int, config) -> go.Fig
     if not 1 <= written <= 4 or any(not 0 < len(t) <= 10 for t in tokens) or prompt_length > 6:
         raise ValueError(f"expected a prompt of at most 6 tokens, then 1 to 4 written, each of 1 to 10 characters, "
                          f"got {tokens} with prompt_length={prompt_length}")  # fmt: skip
-    L, H, H_kv, d = config.n_layers, config.n_heads, config.kv_heads, config.head_dim
-    texts = []
-    for step in range(written + 1):
-        t = prompt_length + step  # tokens cached after this step
-        new = range(0, prompt_length) if step == 0 else range(t - 1, t)
-        reading = " ".join(html.escape(tokens[i]) for i in new)
-        cached = " ".join(f"<b>{html.escape(tok)}</b>" if i in new else html.escape(tok) for i, tok in enumerate(tokens[:t]))
-        head = (f"<b>prompt</b>: reads {reading} at once" if step == 0
-                else f"<b>step {step}</b>: reads “{reading}” at position {t - 1}")  # fmt: skip
-        attends = (f"causal mask: {len(new)} queries × {t} keys" if step == 0
-                   else f"1 query × {t} keys, no mask needed")  # fmt: skip
-        texts.append(
-            f"{head}<br>new q: (1, {H}, {len(new)}, {d}), k, v: (1, {H_kv}, {len(new)}, {d})<br>"
-            f"cache, in each of {L} layers:<br>(B, H_kv, t, d) = (1, {H_kv}, <b>{t}</b>, {d})<br>"
-            f"k, v of: {cached}<br>{attends}"
-        )
-    title = f"A KV cache grows by one key and one value a token: {L} layers × {H_kv} heads × {d} numbers each"
-    return boxes.box_diagram(texts, title=title, wide_rows=boxes.snake_that_fits(texts))
+    if config.n_layers > 4:
+        raise ValueError(f"expected at most 4 layers to draw, got n_layers={config.n_layers}")
+    shape = (config.n_layers, config.n_heads, config.kv_heads, config.head_dim)
+    narrow = kv_cache_layout(tokens, prompt_length, shape, boxes.NARROW_DESIGN_PX, 1)
+    wide = narrow
+    for per_row in range(min(config.n_layers, 2), 0, -1):  # side by side where they fit
+        try:
+            wide = kv_cache_layout(tokens, prompt_length, shape, KV_WIDE_DESIGN_PX, per_row)
+            break
+        except ValueError:
+            continue
+    title = f"A KV cache grows by one key and one value a token, in each of {config.n_layers} layers: (B, H_kv, t, d)"
+    fig = go.Figure()
+    fig.update_layout(
+        title=dict(text=title, x=0.02, xanchor="left"), template=plots.TEMPLATE,
+        margin=dict(l=4, r=4, t=boxes.TOP_PX, b=8), showlegend=False, font=dict(size=13), **wide,
+        meta=dict(narrow_layout={key: narrow[key] for key in ("annotations", "shapes", "height", "xaxis", "yaxis")}),
+    )  # fmt: skip
+    return fig
 
 
 def kv_sharing_figure(n_heads: int, kv_head_counts: Sequence[int]) -> go.Figure:
