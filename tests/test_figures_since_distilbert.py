@@ -88,15 +88,36 @@ def test_the_online_softmax_figure_draws_the_loops_state():
     rng = np.random.default_rng(0)
     q, k, v = rng.standard_normal(4), rng.standard_normal((12, 4)), rng.standard_normal((12, 2))
     fig = figures.online_softmax_figure(q, k, v, 4)
-    bars = [t for t in fig.data if t.type == "bar"]
+    score_bars = [t for t in fig.data if t.type == "bar" and t.yaxis == "y"]
     scores = k @ q / 2.0  # sqrt(d_k) = 2
-    np.testing.assert_allclose(np.concatenate([np.array(b.y, dtype=float) for b in bars]), scores, rtol=5e-4)
-    maxima = [float(t.y[0]) for t in fig.data if t.type == "scatter"]
-    np.testing.assert_allclose(maxima, [scores[:4].max(), scores[:8].max(), scores.max()], rtol=5e-4)
-    written = [a.text for a in fig.layout.annotations]
-    sums = [float(re.search(r"ℓ = (\d+\.\d\d)", text).group(1)) for text in written]
-    expected = [np.exp(scores[:stop] - scores[:stop].max()).sum() for stop in (4, 8, 12)]
-    np.testing.assert_allclose(sums, np.round(expected, 2), atol=0.0051)
+    np.testing.assert_allclose(np.concatenate([np.array(b.y, dtype=float) for b in score_bars]), scores, rtol=5e-4)
+    assert len({b.marker.color for b in score_bars}) == 3  # each block its own colour (and hatching)
+    assert len({b.marker.pattern.shape for b in score_bars}) == 3
+    maxima = [float(t.y[0]) for t in fig.data if t.type == "scatter" and t.yaxis == "y"]
+    m = [scores[:4].max(), scores[:8].max(), scores.max()]
+    np.testing.assert_allclose(maxima, m, rtol=5e-4)
+    # the running sum: under block n, block j's share is the sum of e^(s - m_n) over block j's keys,
+    # so the earlier shares shrink by e^(m - m') when a block raises the maximum
+    shares = [t for t in fig.data if t.type == "bar" and t.yaxis == "y2"]
+    assert len(shares) == 3
+    for j, trace in enumerate(shares):
+        expected = [np.exp(scores[4 * j:4 * j + 4] - m[n]).sum() for n in range(j, 3)]
+        np.testing.assert_allclose(np.array(trace.y, dtype=float), expected, rtol=5e-4)
+        np.testing.assert_allclose(trace.x, [1.5 + 4 * n for n in range(j, 3)])  # under its block's bars
+    sums = [np.exp(scores[:stop] - scores[:stop].max()).sum() for stop in (4, 8, 12)]
+    stacks = [sum(float(t.y[n - j]) for j, t in enumerate(shares) if n >= j) for n in range(3)]
+    np.testing.assert_allclose(stacks, sums, rtol=1e-3)  # each stack's height is ℓ
+    before = [t for t in fig.data if t.type == "scatter" and t.yaxis == "y2"]  # ℓ before a shrink, dashed
+    raised = [n for n in (1, 2) if m[n] > m[n - 1]]
+    assert [float(t.y[0]) for t in before] == pytest.approx([sums[n - 1] for n in raised], rel=5e-4)
+    notes = [a.text for a in fig.layout.annotations if a.yref == "y2"]
+    written = [float(re.search(r"ℓ = (\d+\.\d\d)", text).group(1)) for text in notes]
+    np.testing.assert_allclose(written, np.round(sums, 2), atol=0.0051)
+    for n in (1, 2):
+        factor = float(re.search(r"×(\d\.\d\d)", notes[n]).group(1))
+        assert factor == pytest.approx(np.exp(m[n - 1] - m[n]), abs=0.0051)
+    m_notes = [a.text for a in fig.layout.annotations if a.yref == "y"]
+    assert m_notes == [f"m = {x:.2f}" for x in m]
     output, _ = attention.scaled_dot_product_attention(q[None], k, v)
     assert boxes.vector(output[0]) in fig.layout.title.text.split("softmax · V = ")[1]
     assert boxes.vector(output[0]) in fig.layout.title.text.split(";")[0]

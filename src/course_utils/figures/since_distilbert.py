@@ -212,18 +212,25 @@ def kv_sharing_figure(n_heads: int, kv_head_counts: Sequence[int]) -> go.Figure:
     return fig
 
 
+SOFTMAX_PATTERNS = ("", "/", ".", "x")  # each block's hatching beside its colour: blocks read without colour
+
+
 def online_softmax_figure(query, keys, values, block_size: int) -> go.Figure:
-    """The online softmax for one query, block by block of keys.
+    """The online softmax for one query, block by block of keys, in two panels on one key axis.
 
     ``query (d_k,)``, ``keys (T_k, d_k)``, ``values (T_k, d_v)`` (``T_k`` at most 32, at most 4
-    blocks, ``d_v`` at most 3), ``block_size`` keys a block. The query's scores ``q · k_j /
-    sqrt(d_k)``, one bar per key, the blocks told apart by shade and hatching; the running maximum
-    ``m`` after each block as a black step line; over each block, its state: ``m``, the factor
-    ``e^(m_old − m)`` that rescaled the sums kept so far (×1.00 when the maximum did not change;
-    "sums start" at the first block) and the running sum ``ℓ``. The title gives the
-    result, ``acc / ℓ``, beside lesson 04's softmax-weighted sum: the same numbers. From
-    :func:`course_utils.online_softmax.blocked_attention_steps`.
+    blocks, ``d_v`` at most 3), ``block_size`` keys a block. Above: the query's scores ``q · k_j /
+    sqrt(d_k)``, one bar per key, each block in its own colour and hatching, the running maximum
+    ``m`` after each block as a black line over the block and its value just above the block's
+    bars. Below, under each block: the running sum ``ℓ`` after it as a stack of each block's
+    share ``Σ_j e^(s_j − m)``, taken at the current ``m``: when a block raises the maximum, the
+    earlier shares shrink by ``e^(m − m′)`` (a dashed line marks ``ℓ`` before the shrink) and the
+    block's own sum is added on top; over each stack, the factor, the sum added and ``ℓ``. The
+    title gives the result, ``acc / ℓ``, beside lesson 04's softmax-weighted sum: the same
+    numbers. From :func:`course_utils.online_softmax.blocked_attention_steps`.
     """
+    from plotly.subplots import make_subplots
+
     from ..online_softmax import blocked_attention_steps
 
     q, k, v = (np.asarray(a, dtype=float) for a in (query, keys, values))
@@ -239,28 +246,59 @@ def online_softmax_figure(query, keys, values, block_size: int) -> go.Figure:
     result = (states[-1].acc / states[-1].l).numpy()[0]  # (d_v,)
     weights = np.exp(scores - scores.max())
     direct = (weights / weights.sum()) @ v  # lesson 04's way: every score at once
-    fig = go.Figure()
+    maxima = [float(s.m) for s in states]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.55, 0.45], vertical_spacing=0.16,
+                        subplot_titles=["scores q·k / √d, block by block; black: the running maximum m",
+                                        "the running sum ℓ: each block's share, at the current m"])  # fmt: skip
     top = float(max(scores.max(), 0.0))
-    for n, s in enumerate(states):
-        m, correction, total = float(s.m), float(s.correction), float(s.l)
-        fig.add_trace(go.Bar(x=list(range(s.start, s.stop)), y=plots.significant(scores[s.start:s.stop]),
-                             name=f"block {n + 1}", marker=dict(color=plots.color(0 if n % 2 == 0 else 4),
-                             pattern_shape="" if n % 2 == 0 else "/", line=dict(color="black", width=0.5)),
-                             hovertemplate="key %{x}: score %{y:.2f}<extra></extra>"))  # fmt: skip
-        fig.add_trace(go.Scatter(x=[s.start - 0.5, s.stop - 0.5], y=plots.significant([m, m]), mode="lines",
-                                 line=dict(color="black", width=3), name=f"m after block {n + 1}",
-                                 hovertemplate=f"running maximum m = {m:.2f}<extra></extra>"))  # fmt: skip
-        fig.add_annotation(x=(s.start + s.stop - 1) / 2, y=1.0, yref="paper", yanchor="bottom", showarrow=False,
-                           align="center", font=dict(size=11),
-                           text=f"<b>block {n + 1}</b><br>m = {m:.2f}<br>"
-                                + ("sums start" if n == 0 else f"sums ×{correction:.2f}") + f"<br>ℓ = {total:.2f}")
     low = float(min(scores.min(), 0.0))
-    fig.update_xaxes(title_text="key j", tick0=0, dtick=1 if k.shape[0] <= 16 else 2, range=[-0.6, k.shape[0] - 0.4])
-    fig.update_yaxes(title_text="score q·k / √d", range=[low - 0.15 * (top - low + 1), top + 0.15 * (top - low + 1)])
+    pad = 0.12 * (top - low + 1)
+    for n, s in enumerate(states):
+        colour, pattern = plots.color(n), SOFTMAX_PATTERNS[n]
+        fig.add_trace(go.Bar(x=list(range(s.start, s.stop)), y=plots.significant(scores[s.start:s.stop]),
+                             name=f"block {n + 1}", marker=dict(color=colour, pattern_shape=pattern,
+                             line=dict(color="black", width=0.5)),
+                             hovertemplate=f"block {n + 1}, key %{{x}}: score %{{y:.2f}}<extra></extra>"),
+                      row=1, col=1)  # fmt: skip
+        fig.add_trace(go.Scatter(x=[s.start - 0.5, s.stop - 0.5], y=plots.significant([maxima[n]] * 2), mode="lines",
+                                 line=dict(color="black", width=3), name=f"m after block {n + 1}",
+                                 hovertemplate=f"running maximum m = {maxima[n]:.2f}<extra></extra>"),
+                      row=1, col=1)  # fmt: skip
+        above = max(float(scores[s.start:s.stop].max()), maxima[n], 0.0)
+        fig.add_annotation(x=(s.start + s.stop - 1) / 2, y=above + 0.04 * (top - low + 1), yanchor="bottom",
+                           showarrow=False, font=dict(size=11), text=f"m = {maxima[n]:.2f}", row=1, col=1)
+    # the running sum, under each block: block j's share after block n is Σ_j e^(s − m_n)
+    centres = [(s.start + s.stop - 1) / 2 for s in states]
+    widths = [0.8 * (s.stop - s.start) for s in states]
+    shares = np.array([[np.exp(scores[b.start:b.stop] - maxima[n]).sum() if j <= n else 0.0
+                        for j, b in enumerate(states)] for n in range(len(states))])  # (blocks, blocks)
+    for j in range(len(states)):
+        fig.add_trace(go.Bar(x=centres[j:], y=plots.significant(shares[j:, j]), width=widths[j:],
+                             name=f"block {j + 1}'s share of ℓ", marker=dict(color=plots.color(j),
+                             pattern_shape=SOFTMAX_PATTERNS[j], line=dict(color="black", width=0.5)),
+                             hovertemplate=f"block {j + 1}'s share: %{{y:.2f}}<extra></extra>"),
+                      row=2, col=1)  # fmt: skip
+    sums = [float(s.l) for s in states]
+    for n, s in enumerate(states):
+        if n and float(s.correction) < 1:  # ℓ before the shrink, dashed, across this block's stack
+            fig.add_trace(go.Scatter(x=[centres[n] - widths[n] / 2, centres[n] + widths[n] / 2],
+                                     y=plots.significant([sums[n - 1]] * 2), mode="lines",
+                                     line=dict(color="black", width=1.5, dash="dash"),
+                                     name=f"ℓ before block {n + 1}", hovertemplate=f"ℓ before the shrink: "
+                                     f"{sums[n - 1]:.2f}<extra></extra>"), row=2, col=1)  # fmt: skip
+        added = float(shares[n, n])
+        note = (f"ℓ = {sums[n]:.2f}" if n == 0
+                else f"×{float(s.correction):.2f}, +{added:.2f}<br>ℓ = {sums[n]:.2f}")  # fmt: skip
+        fig.add_annotation(x=centres[n], y=max(sums[n], sums[n - 1] if n else 0.0), yanchor="bottom", showarrow=False,
+                           font=dict(size=11), text=note, row=2, col=1)  # fmt: skip
+    fig.update_xaxes(tick0=0, dtick=1 if k.shape[0] <= 16 else 2, range=[-0.6, k.shape[0] - 0.4])
+    fig.update_xaxes(title_text="key j", row=2, col=1)
+    fig.update_yaxes(title_text="score", range=[low - pad, top + 2.2 * pad], row=1, col=1)
+    fig.update_yaxes(title_text="ℓ", range=[0, 1.45 * max(sums)], row=2, col=1)
     fig.update_layout(
-        title=dict(text=f"Online softmax, {block_size} keys a block: acc / ℓ = {boxes.vector(result)}; "
+        title=dict(text=f"Online softmax, blocks of {block_size}: acc / ℓ = {boxes.vector(result)}; "
                         f"softmax · V = {boxes.vector(direct)}", x=0.02, xanchor="left"),
-        template=plots.TEMPLATE, height=500, margin=dict(l=60, r=20, t=150, b=60), font=dict(size=12),
-        showlegend=False, bargap=0.15,
+        template=plots.TEMPLATE, height=600, margin=dict(l=60, r=20, t=90, b=60), font=dict(size=12),
+        showlegend=False, bargap=0.15, barmode="stack",
     )  # fmt: skip
     return fig
