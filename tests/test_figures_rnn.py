@@ -13,7 +13,6 @@ import torch
 from course_utils import figures, rnn
 from course_utils.data import running_example
 from course_utils.figures import boxes
-from tests.test_figures_boxes import assert_fits, boxes_of
 
 EXAMPLE = running_example()
 TOKENS = list(EXAMPLE.tokens)
@@ -31,29 +30,61 @@ def close(drawn, expected):
     np.testing.assert_allclose(drawn, np.round(np.ravel(expected), 2), atol=0.0051)
 
 
+def strip(layout, key) -> list[float]:
+    """The numbers a layout writes in one vector's strip, top to bottom."""
+    cells = sorted((int(a["name"].split()[-1]), a["text"]) for a in layout["annotations"]
+                   if a.get("name", "").startswith(f"strip {key} "))  # fmt: skip
+    return [numbers(text)[0] for _, text in cells]
+
+
+def layouts(fig):
+    return {"laptop": fig.to_plotly_json()["layout"], "phone": fig.layout.meta["narrow_layout"]}
+
+
 @pytest.mark.parametrize("t", [1, 2, 4])
 def test_the_lstm_step_draws_the_gates_and_states_of_torch_lstm(t):
     hidden, cells = rnn.lstm_forward(INPUTS, PARAMS)
     fig = figures.lstm_cell_figure(INPUTS[t], hidden[t - 1], cells[t - 1], PARAMS, TOKENS[t], t)
-    reads, gates, cell, shown = [a["text"] for a in boxes_of(fig.to_plotly_json()["layout"])]
-    close(numbers(reads), np.concatenate([INPUTS[t], hidden[t - 1], cells[t - 1]]))
     i, f, g, o = rnn.lstm_gates(INPUTS[t], hidden[t - 1], *PARAMS)
-    close(numbers(gates)[-16:], np.concatenate([i, f, g, o]))
-    close(numbers(cell), np.concatenate([f * cells[t - 1], i * g, cells[t]]))
     # the new states, from torch's own LSTM given the same weights (not from the builder's helpers)
     with torch.no_grad():
         torch_h, _ = rnn.to_torch_lstm(PARAMS)(torch.from_numpy(INPUTS[None]))
-    close(numbers(shown)[-4:], torch_h[0, t].numpy())
-    close(numbers(shown)[:4], np.tanh(cells[t]))
-    assert f"“{TOKENS[t]}”" in reads and f"t = {t}" in fig.layout.title.text
+    expected = dict(x_t=INPUTS[t], h_prev=hidden[t - 1], c_prev=cells[t - 1], i=i, f=f, g=g, o=o,
+                    kept=f * cells[t - 1], written=i * g, c=cells[t], shown=np.tanh(cells[t]), h=torch_h[0, t].numpy())
+    for layout in layouts(fig).values():
+        for key, values in expected.items():
+            close(strip(layout, key), values)
+    assert f"“{TOKENS[t]}”" in fig.layout.title.text and f"t = {t}" in fig.layout.title.text
 
 
-def test_the_lstm_step_is_one_column_that_fits_a_phone():
+def test_the_lstm_step_draws_the_cell_state_as_a_line_with_its_two_nodes_and_shaded_gates():
     hidden, cells = rnn.lstm_forward(INPUTS, PARAMS)
     fig = figures.lstm_cell_figure(INPUTS[2], hidden[1], cells[1], PARAMS, "love", 2)
-    layout = fig.to_plotly_json()["layout"]
-    assert len({a["x"] for a in boxes_of(layout)}) == 1
-    assert_fits(layout, boxes.NARROW_DESIGN_PX)
+    f = rnn.lstm_gates(INPUTS[2], hidden[1], *PARAMS)[1]
+    for name, layout in layouts(fig).items():
+        notes = {a.get("name"): a for a in layout["annotations"]}
+        rects = {s["name"]: s for s in layout["shapes"] if s["type"] == "rect"}
+        (belt,) = [s for s in layout["shapes"] if s.get("name") == "cell state"]
+        assert belt["y0"] == belt["y1"]  # a horizontal line ...
+        keep, add = notes["node keep"], notes["node add"]
+        assert keep["text"] == "<b>⊙</b>" and add["text"] == "<b>+</b>"
+        assert keep["y"] == add["y"] == belt["y0"] and belt["x0"] < keep["x"] < add["x"] < belt["x1"]  # ... with ⊙f, then +
+        # c_t−1, then f⊙c, then c_t ride the line, in that order, across the nodes
+        centres = {k: (rects[f"header {k}"]["x0"] + rects[f"header {k}"]["x1"]) / 2 for k in ("c_prev", "kept", "c")}
+        assert centres["c_prev"] < keep["x"] < centres["kept"] < add["x"] < centres["c"]
+        # f feeds the ⊙ on the line, from below: an arrow up to the node
+        (f_arrow,) = [a for a in layout["annotations"] if a.get("name") == "f into ⊙"]
+        assert f_arrow["x"] == pytest.approx(keep["x"]) and f_arrow["ay"] > f_arrow["y"] > keep["y"]
+        # a gate's cells are shaded by its value: 0 shut (white), 1 open (the deepest green)
+        alphas = [float(rects[f"strip f {j}"]["fillcolor"].split(",")[-1].rstrip(")")) for j in range(len(f))]
+        np.testing.assert_allclose(alphas, 0.65 * f, atol=1e-3)
+        # no arrowhead under a strip or a node, and everything inside the width designed for
+        design = boxes.NARROW_DESIGN_PX if name == "phone" else boxes.WIDE_DESIGN_PX
+        assert max(s.get("x1", 0) for s in layout["shapes"]) <= design
+        for a in layout["annotations"]:
+            if a.get("showarrow"):
+                for r in rects.values():
+                    assert not (r["x0"] < a["x"] < r["x1"] and r["y0"] < a["y"] < r["y1"]), (a["name"], r["name"])
 
 
 def test_the_bilstm_heatmap_draws_both_readers_states_and_their_order():
