@@ -116,3 +116,30 @@ def test_the_bilstm_heatmap_draws_both_readers_states_and_their_order():
 def test_bad_inputs_get_clear_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_the_unrolled_rnn_draws_every_step_with_its_numbers_and_the_state_passed_on():
+    params = rnn.init_rnn_params(d_in=4, d_hidden=4, seed=1)
+    states = rnn.rnn_forward(INPUTS, params)
+    fig = figures.rnn_unrolled_figure(INPUTS, states, TOKENS)
+    T = len(TOKENS)
+    for name, layout in layouts(fig).items():
+        notes = {a.get("name"): a for a in layout["annotations"]}
+        for t in range(T):
+            close(strip(layout, f"x {t}"), INPUTS[t])
+            close(strip(layout, f"h {t}"), states[t])
+            assert notes[f"node {t}"]["text"] == "<b>tanh</b>"  # one node a step, the same function
+            assert notes[f"token {t}"]["text"] == f"“{html.escape(TOKENS[t])}”"
+            # x_t goes up into the node, the node up into h_t: one column a step
+            into, out = notes[f"x_{t} into tanh"], notes[f"tanh gives h_{t}"]
+            assert into["x"] == into["ax"] == out["x"] == notes[f"node {t}"]["x"]
+            assert into["ay"] > into["y"] > notes[f"node {t}"]["y"] > out["y"]
+        # the state is passed on: from each h_{t-1} into the next node, and nowhere else
+        passed = [a for a in layout["annotations"] if a.get("name", "").startswith("h_")]
+        assert [a["name"] for a in passed] == [f"h_{t - 1} into tanh" for t in range(1, T)]
+        for t, a in enumerate(passed, start=1):
+            assert notes[f"node {t - 1}"]["x"] < a["ax"] < a["x"] < notes[f"node {t}"]["x"]
+        design = boxes.NARROW_DESIGN_PX if name == "phone" else boxes.WIDE_DESIGN_PX
+        assert max(s["x1"] for s in layout["shapes"]) <= design and min(s["x0"] for s in layout["shapes"]) >= 0
+    with pytest.raises(ValueError, match="T tokens"):
+        figures.rnn_unrolled_figure(INPUTS, states[:4], TOKENS)

@@ -147,3 +147,33 @@ def test_blocked_attention_is_the_last_step_of_its_loop():
 def test_bad_inputs_get_clear_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_the_next_token_figure_draws_the_shifted_targets_under_the_causal_mask():
+    from course_utils import masking
+
+    sequence = [2, 11, 12, 13, 14, 3]  # [CLS] ... [SEP], as ids
+    input_ids, labels = decoder.next_token_batch([sequence], pad_id=0)
+    names = {i: f"t{i}" for i in sequence}
+    inputs = [names[i] for i in input_ids[0].tolist()]
+    targets = [names[i] for i in labels[0].tolist()]
+    fig = figures.next_token_figure(inputs, targets)
+    T = len(inputs)
+    allowed = masking.causal_mask(T)
+    for layout in (fig.to_plotly_json()["layout"], fig.layout.meta["narrow_layout"]):
+        notes = {a["name"]: plain(a["text"]) for a in layout["annotations"]}
+        assert [notes[f"input {j}"] for j in range(T)] == inputs
+        assert [notes[f"target {i}"] for i in range(T)] == [f"→ {t}" for t in targets]
+        drawn = np.zeros((T, T), dtype=bool)
+        for shape in layout["shapes"]:
+            words = shape["name"].split()
+            if words[0] == "position":
+                drawn[int(words[1]), int(words[3])] = True
+        np.testing.assert_array_equal(drawn, allowed)  # row i reads inputs 0 .. i, nothing after
+        columns = {s["name"]: s for s in layout["shapes"] if s["name"].startswith("input")}
+        for i in range(T):  # each target stands just right of its row's last cell: the shift by one
+            target = next(a for a in layout["annotations"] if a["name"] == f"target {i}")
+            assert target["x"] == pytest.approx(columns[f"input {i}"]["x1"] + 4)
+        assert max(s["x1"] for s in layout["shapes"]) <= layout["xaxis"]["range"][1]
+    with pytest.raises(ValueError, match="moved one place on"):
+        figures.next_token_figure(inputs, inputs)

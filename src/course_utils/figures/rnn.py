@@ -4,6 +4,7 @@ BiLSTM's states with the order in which its two readers reach each token
 
 from __future__ import annotations
 
+import html
 from typing import Sequence
 
 import numpy as np
@@ -12,7 +13,8 @@ import plotly.graph_objects as go
 from .. import plots, rnn
 from . import boxes
 
-__all__ = ["bilstm_states_figure", "lstm_cell_figure", "lstm_cell_numbers", "lstm_step_layout", "sequential_steps_figure"]
+__all__ = ["bilstm_states_figure", "lstm_cell_figure", "lstm_cell_numbers", "lstm_step_layout", "rnn_unrolled_figure",
+           "rnn_unrolled_layout", "sequential_steps_figure"]
 
 RNN_ROW, ATTENTION_ROW = 1.0, 0.0  # heights of the two rows of tokens
 OPENING_STEP = 1  # the slider step the sequential-steps figure opens at
@@ -318,4 +320,103 @@ def bilstm_states_figure(forward_states, backward_states, tokens: Sequence[str])
         y_title="token, ↓ and ↑ the readers' steps", colorscale=plots.DIVERGING, zmin=-1, zmax=1,
     )  # fmt: skip
     fig.add_vline(x=D_h - 0.5, line=dict(color="black", width=3))  # between the two readers' halves
+    return fig
+
+
+UNROLLED_ROWS = {"h": 40, "tanh": 130, "x": 210}  # the centres of each column's h_t strip, tanh node, x_t strip
+UNROLLED_MAX_T = 6
+
+
+def rnn_unrolled_layout(inputs, hidden_states, tokens: Sequence[str], design_px: float) -> dict:
+    """The vanilla RNN over a sentence, unrolled, for ``design_px`` pixels: annotations, shapes,
+    height and axes (pixels, y downwards).
+
+    ``inputs (T, D_in)``, ``hidden_states (T, D_h)``, ``tokens (T,)``. One column a step: the
+    token's vector ``x_t`` (a strip of its numbers, the token under it) goes up into a ``tanh``
+    node, which gives ``h_t`` (a strip above it); ``h_{t−1}``, the strip of the column before,
+    goes into the same node (the first node's is 0). Cells tinted blue (negative) or orange
+    (positive), as in the LSTM's picture.
+    """
+    T = len(tokens)
+    step = (design_px - STRIP_CELL_W) / max(T - 1, 1)
+    xs = [STRIP_CELL_W / 2 + t * step for t in range(T)]
+    notes, shapes = [], []
+    gap = 3
+
+    def strip(key, t, values, y_centre):
+        values = np.ravel(values)
+        top = y_centre - (len(values) + 1) * STRIP_CELL_H / 2
+        left = xs[t] - STRIP_CELL_W / 2
+        header = {"h": f"h<sub>{t}</sub>", "x": f"x<sub>{t}</sub>"}[key]
+        for j in range(len(values) + 1):
+            y0 = top + j * STRIP_CELL_H
+            fill = "white" if j == 0 else _cell_fill(float(values[j - 1]), gate=False)
+            name = f"header {key} {t}" if j == 0 else f"strip {key} {t} {j - 1}"
+            shapes.append(dict(type="rect", xref="x", yref="y", x0=left, x1=left + STRIP_CELL_W, y0=y0,
+                               y1=y0 + STRIP_CELL_H, fillcolor=fill, line=dict(color="black", width=1), name=name))
+            notes.append(dict(x=xs[t], y=y0 + STRIP_CELL_H / 2, xref="x", yref="y", showarrow=False,
+                              text=f"<b>{header}</b>" if j == 0 else boxes.number(values[j - 1]), xanchor="center",
+                              yanchor="middle", font=boxes.BOX_FONT, name=name))  # fmt: skip
+        return top, top + (len(values) + 1) * STRIP_CELL_H
+
+    def arrow(x0, y0, x1, y1, name):
+        notes.append(dict(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
+                          showarrow=True, arrowhead=2, arrowsize=1.1, arrowwidth=1.8,
+                          arrowcolor=boxes.ARROW_COLOR, name=name))  # fmt: skip
+
+    node_y = UNROLLED_ROWS["tanh"]
+    h_top = UNROLLED_ROWS["h"]
+    for t in range(T):
+        h_span = strip("h", t, hidden_states[t], UNROLLED_ROWS["h"])
+        x_span = strip("x", t, inputs[t], UNROLLED_ROWS["x"])
+        h_top = min(h_top, h_span[0])
+        notes.append(dict(x=xs[t], y=node_y, xref="x", yref="y", text="<b>tanh</b>", showarrow=False,
+                          xanchor="center", yanchor="middle", bgcolor="white", bordercolor="black", borderwidth=1.5,
+                          borderpad=2, font=dict(size=12), name=f"node {t}"))  # fmt: skip
+        arrow(xs[t], x_span[0] - 1, xs[t], node_y + 10 + gap, f"x_{t} into tanh")
+        arrow(xs[t], node_y - 10 - 1, xs[t], h_span[1] + gap, f"tanh gives h_{t}")
+        if t:  # the state before, from the previous column's strip into this node
+            arrow(xs[t - 1] + STRIP_CELL_W / 2 + 1, (h_span[0] + h_span[1]) / 2 + 14, xs[t] - 18 - gap, node_y - 4,
+                  f"h_{t - 1} into tanh")  # fmt: skip
+        notes.append(dict(x=xs[t], y=x_span[1] + 4 + boxes.LINE_PX / 2, xref="x", yref="y",
+                          text=f"“{html.escape(tokens[t])}”", showarrow=False, xanchor="center", yanchor="middle",
+                          font=boxes.BOX_FONT, name=f"token {t}"))  # fmt: skip
+    plot_height = x_span[1] + 8 + boxes.LINE_PX
+    return dict(
+        annotations=notes, shapes=shapes, height=int(round(plot_height - h_top + boxes.TOP_PX + 12)),
+        xaxis=dict(visible=False, range=[-2, design_px + 2], fixedrange=True),
+        yaxis=dict(visible=False, range=[plot_height, h_top - 4], fixedrange=True),
+    )  # fmt: skip
+
+
+def rnn_unrolled_figure(inputs, hidden_states, tokens: Sequence[str]) -> go.Figure:
+    """A vanilla RNN unrolled over a sentence: one ``tanh`` a token, each fed the token's vector
+    ``x_t`` and the state before, ``h_{t−1}``, each giving ``h_t``: the same weights ``W_xh,
+    W_hh, b_h`` at every step.
+
+    ``inputs (T, D_in)`` and ``hidden_states (T, D_h)`` (from :func:`course_utils.rnn.rnn_forward`
+    or the lesson's loop), ``tokens (T,)`` of at most 6 characters; ``T`` at most 6, vectors of at
+    most 5 numbers. Every number drawn to 2 decimals. Laid out by :func:`rnn_unrolled_layout`, for
+    a laptop and (``layout.meta["narrow_layout"]``) a phone.
+    """
+    inputs, hidden_states = np.asarray(inputs, dtype=float), np.asarray(hidden_states, dtype=float)
+    tokens = [str(t) for t in tokens]
+    if inputs.ndim != 2 or hidden_states.ndim != 2 or not len(tokens) == len(inputs) == len(hidden_states):
+        raise ValueError(f"expected inputs (T, D_in), hidden states (T, D_h) and T tokens, got {inputs.shape}, "
+                         f"{hidden_states.shape} and {len(tokens)} tokens")  # fmt: skip
+    if not 1 <= len(tokens) <= UNROLLED_MAX_T or max(inputs.shape[1], hidden_states.shape[1]) > 5:
+        raise ValueError(f"expected 1 to {UNROLLED_MAX_T} tokens and vectors of at most 5 numbers, got T={len(tokens)}, "
+                         f"D_in={inputs.shape[1]}, D_h={hidden_states.shape[1]}")  # fmt: skip
+    if any(not 0 < len(t) <= 6 for t in tokens):
+        raise ValueError(f"expected tokens of 1 to 6 characters, got {tokens}")
+    wide = rnn_unrolled_layout(inputs, hidden_states, tokens, boxes.WIDE_DESIGN_PX)
+    narrow = rnn_unrolled_layout(inputs, hidden_states, tokens, boxes.NARROW_DESIGN_PX)
+    fig = go.Figure()
+    fig.update_layout(
+        title=dict(text=f"An RNN unrolled over {len(tokens)} tokens: x_t and h_t−1 into tanh, out comes h_t, "
+                        "with the same weights at every step", x=0.02, xanchor="left"),
+        template=plots.TEMPLATE, margin=dict(l=4, r=4, t=boxes.TOP_PX, b=8), showlegend=False, font=dict(size=13),
+        meta=dict(narrow_layout={key: narrow[key] for key in ("annotations", "shapes", "height", "xaxis", "yaxis")}),
+        **wide,
+    )  # fmt: skip
     return fig

@@ -16,7 +16,8 @@ from .. import plots
 from ..validation import positive_int
 from . import boxes
 
-__all__ = ["kv_cache_figure", "kv_cache_layout", "kv_sharing_figure", "online_softmax_figure"]
+__all__ = ["kv_cache_figure", "kv_cache_layout", "kv_sharing_figure", "next_token_figure", "next_token_layout",
+           "online_softmax_figure"]
 
 
 KV_FONT = boxes.BOX_FONT  # 11 px monospaced: a cell's width follows its token's length
@@ -300,5 +301,91 @@ def online_softmax_figure(query, keys, values, block_size: int) -> go.Figure:
                         f"softmax · V = {boxes.vector(direct)}", x=0.02, xanchor="left"),
         template=plots.TEMPLATE, height=600, margin=dict(l=60, r=20, t=90, b=60), font=dict(size=12),
         showlegend=False, bargap=0.15, barmode="stack",
+    )  # fmt: skip
+    return fig
+
+
+SHIFT_CELL_H = 18  # a row of the mask: one position
+SHIFT_LABEL_PX = len("pos 10") * boxes.CHAR_PX + 6  # the positions' labels, left of the rows
+READS_FILL = "rgba(0, 158, 115, 0.45)"  # a key the position reads (the palette's green, see-through)
+
+
+def next_token_layout(input_tokens: Sequence[str], target_tokens: Sequence[str], design_px: float) -> dict:
+    """The next-token picture for ``design_px`` pixels: annotations, shapes, height, axes (pixels,
+    y downwards). The inputs ``t_0 .. t_{T−1}`` head the columns; row ``i`` (position ``i``) fills
+    the columns it reads under lesson 05's causal mask, ``0 .. i``, and ends, just right of its
+    last cell, with the token it is scored on, ``→ t_{i+1}``: the targets are the inputs moved one
+    place on, every row at once. Each column is as wide as its token.
+    """
+    from ..masking import causal_mask
+
+    T = len(input_tokens)
+    reads = causal_mask(T)  # (T, T): row i reads keys 0 .. i
+    widths = [max(len(t) * boxes.CHAR_PX + 8, 3 * boxes.CHAR_PX) for t in input_tokens]
+    last = (len(target_tokens[-1]) + 2) * boxes.CHAR_PX + 6  # the last row's target, past the columns
+    needed = SHIFT_LABEL_PX + sum(widths) + last
+    if needed > design_px:
+        raise ValueError(f"expected tokens that fit {design_px:.0f} px, they need {needed:.0f} px: draw fewer or "
+                         f"shorter tokens")  # fmt: skip
+    left = (design_px - needed) / 2 + SHIFT_LABEL_PX
+    edges = left + np.concatenate([[0.0], np.cumsum(widths)])
+    notes, shapes = [], []
+    head = 22  # the inputs' row of boxes
+    notes.append(dict(x=left - 4, y=head / 2, xref="x", yref="y", text="inputs", showarrow=False, xanchor="right",
+                      yanchor="middle", font=dict(boxes.BOX_FONT, size=10), name="inputs label"))  # fmt: skip
+    for j, token in enumerate(input_tokens):
+        shapes.append(dict(type="rect", xref="x", yref="y", x0=edges[j], x1=edges[j + 1], y0=0, y1=head,
+                           fillcolor="white", line=dict(color="black", width=1.5), name=f"input {j}"))  # fmt: skip
+        notes.append(dict(x=(edges[j] + edges[j + 1]) / 2, y=head / 2, xref="x", yref="y",
+                          text=f"<b>{html.escape(token)}</b>", showarrow=False, xanchor="center", yanchor="middle",
+                          font=boxes.BOX_FONT, name=f"input {j}"))  # fmt: skip
+    top = head + 8
+    for i in range(T):
+        y0 = top + i * SHIFT_CELL_H
+        notes.append(dict(x=left - 4, y=y0 + SHIFT_CELL_H / 2, xref="x", yref="y", text=f"pos {i}", showarrow=False,
+                          xanchor="right", yanchor="middle", font=dict(boxes.BOX_FONT, size=10),
+                          name=f"position {i}"))  # fmt: skip
+        for j in range(T):
+            if reads[i, j]:  # a blocked key is left empty: the mask is what is not drawn
+                shapes.append(dict(type="rect", xref="x", yref="y", x0=edges[j], x1=edges[j + 1], y0=y0,
+                                   y1=y0 + SHIFT_CELL_H, fillcolor=READS_FILL, line=dict(color="black", width=1),
+                                   name=f"position {i} reads {j}"))  # fmt: skip
+        notes.append(dict(x=edges[i + 1] + 4, y=y0 + SHIFT_CELL_H / 2, xref="x", yref="y",
+                          text=f"→ <b>{html.escape(target_tokens[i])}</b>", showarrow=False, xanchor="left",
+                          yanchor="middle", font=dict(boxes.BOX_FONT, color=plots.color(5)),
+                          name=f"target {i}"))  # fmt: skip
+    plot_height = top + T * SHIFT_CELL_H + 4
+    return dict(
+        annotations=notes, shapes=shapes, height=int(round(plot_height + boxes.TOP_PX + 12)),
+        xaxis=dict(visible=False, range=[0, design_px], fixedrange=True),
+        yaxis=dict(visible=False, range=[plot_height, -2], fixedrange=True),
+    )  # fmt: skip
+
+
+def next_token_figure(input_tokens: Sequence[str], target_tokens: Sequence[str]) -> go.Figure:
+    """How a decoder is trained on a sentence: one pass, every position scored at once.
+
+    ``input_tokens (T,)`` and ``target_tokens (T,)``: one row of
+    :func:`course_utils.decoder.next_token_batch`, as tokens (``T`` at most 12): the targets are
+    the inputs moved one place on (the last target is the token after the last input). Drawn by
+    :func:`next_token_layout`: the inputs head the columns, row ``i`` reads inputs ``0 .. i``
+    under the causal mask and is scored on target ``i``. Laid out for a laptop and
+    (``layout.meta["narrow_layout"]``) a phone, the same columns centred in each.
+    """
+    inputs, targets = [str(t) for t in input_tokens], [str(t) for t in target_tokens]
+    if not 1 <= len(inputs) <= 12 or len(targets) != len(inputs):
+        raise ValueError(f"expected 1 to 12 input tokens and as many targets, got {len(inputs)} and {len(targets)}")
+    if inputs[1:] != targets[:-1]:
+        raise ValueError(f"expected the targets to be the inputs moved one place on (targets[i] = inputs[i + 1]), got "
+                         f"inputs {inputs} and targets {targets}")  # fmt: skip
+    narrow = next_token_layout(inputs, targets, boxes.NARROW_DESIGN_PX)
+    wide = next_token_layout(inputs, targets, boxes.WIDE_DESIGN_PX)
+    fig = go.Figure()
+    fig.update_layout(
+        title=dict(text=f"One pass trains all {len(inputs)} positions: position i reads tokens 0…i and is scored "
+                        f"on token i+1", x=0.02, xanchor="left"),
+        template=plots.TEMPLATE, margin=dict(l=4, r=4, t=boxes.TOP_PX, b=8), showlegend=False, font=dict(size=13),
+        meta=dict(narrow_layout={key: narrow[key] for key in ("annotations", "shapes", "height", "xaxis", "yaxis")}),
+        **wide,
     )  # fmt: skip
     return fig
