@@ -100,6 +100,13 @@ def test_the_bilstm_heatmap_draws_both_readers_states_and_their_order():
     # the forward reader reaches token t at step t + 1, the backward reader at step T - t
     assert list(heat.y) == [f"{tok} ↓{t + 1} ↑{T - t}" for t, tok in enumerate(TOKENS)]
     assert fig.layout.shapes[0].x0 == 3.5  # the line between the halves
+    # the two readers as arrow chains: → down beside the forward half, ← up beside the backward half
+    arrows = [a for a in fig.layout.annotations if a.showarrow]
+    forward_chain = [(a.ay, a.y) for a in arrows if a.x < 0]
+    backward_chain = [(a.ay, a.y) for a in arrows if a.x > 7.5]
+    assert forward_chain == [(t, t + 1) for t in range(T - 1)]  # row t to row t + 1: down the rows
+    assert backward_chain == [(t + 1, t) for t in range(T - 1)]  # row t + 1 to row t: up the rows
+    assert len(arrows) == 2 * (T - 1)
 
 
 @pytest.mark.parametrize(
@@ -143,3 +150,27 @@ def test_the_unrolled_rnn_draws_every_step_with_its_numbers_and_the_state_passed
         assert max(s["x1"] for s in layout["shapes"]) <= design and min(s["x0"] for s in layout["shapes"]) >= 0
     with pytest.raises(ValueError, match="T tokens"):
         figures.rnn_unrolled_figure(INPUTS, states[:4], TOKENS)
+
+
+def test_the_crossing_is_where_attention_stops_being_faster():
+    lengths = np.array([8, 16, 32, 64])
+    rnn_s = np.array([1.0, 2.0, 4.0, 8.0])
+    attention_s = np.array([0.1, 0.4, 2.0, 16.0])  # faster at 32, slower at 64
+    crossing = rnn.crossing_length(rnn.Timings(lengths, rnn_s, attention_s))
+    # log(attention / rnn) goes from log(0.5) to log(2): zero half way, at sqrt(32 * 64) on a log scale
+    assert crossing == pytest.approx(np.sqrt(32 * 64))
+    assert rnn.crossing_length(rnn.Timings(lengths, rnn_s, attention_s / 100)) is None
+    assert rnn.crossing_length(rnn.Timings(lengths, rnn_s, attention_s * 100)) == 8
+
+
+def test_a_mark_names_its_line_beside_it_on_log_axes_too():
+    from course_utils import plots
+
+    fig = plots.lines([1, 10, 100], {"a": [1.0, 1e-3, 1e-8]}, title="t", x_title="x", y_title="y", log_y=True)
+    plots.mark(fig, "1e-6", y=1e-6)
+    (line,) = fig.layout.shapes
+    assert line.y0 == line.y1 == 1e-6
+    (label,) = fig.layout.annotations
+    assert label.y == pytest.approx(-6) and label.yanchor == "bottom"  # on a log axis: its logarithm, above the line
+    with pytest.raises(ValueError, match="one of x"):
+        plots.mark(fig, "both", x=1, y=1)

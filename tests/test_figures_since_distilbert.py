@@ -82,6 +82,8 @@ def test_the_sharing_figure_joins_each_query_head_to_the_head_repeat_kv_gives_it
     np.testing.assert_allclose(starts, q_x)
     assert read == expected  # query head i reads key/value head i // (H / H_kv)
     assert f"cache {kv_heads}/8" in fig.layout.annotations[0].text
+    if kv_heads == 1:  # one head serves them all: not "8 queries each"
+        assert "1 key/value head, shared by all 8 queries" in fig.layout.annotations[0].text
 
 
 def test_the_online_softmax_figure_draws_the_loops_state():

@@ -20,11 +20,11 @@ RNN_ROW, ATTENTION_ROW = 1.0, 0.0  # heights of the two rows of tokens
 OPENING_STEP = 1  # the slider step the sequential-steps figure opens at
 
 
-def _token_row(tokens: Sequence[str], y: float, color_index: int) -> go.Scatter:
-    """The tokens as labelled dots on one row of the figure."""
+def _token_row(tokens: Sequence[str], y: float, color_index: int, labelled: bool = True) -> go.Scatter:
+    """The tokens as dots on one row of the figure, labelled above (or on hover only)."""
     return go.Scatter(
-        x=list(range(len(tokens))), y=[y] * len(tokens), mode="markers+text", text=list(tokens),
-        textposition="top center", hoverinfo="text", showlegend=False,
+        x=list(range(len(tokens))), y=[y] * len(tokens), mode="markers+text" if labelled else "markers",
+        text=list(tokens), textposition="top center", hoverinfo="text", showlegend=False,
         marker=dict(size=22, color=plots.color(color_index), line=dict(width=1, color="black")),
     )
 
@@ -39,23 +39,39 @@ def _rnn_arrow(t: int) -> go.Scatter:
     )
 
 
-def _attention_links(n_tokens: int, depth: float = 0.12, n_points: int = 20) -> go.Scatter:
-    """Every pair of tokens joined by a dotted curve under the attention row (one trace)."""
+ARC_HEIGHTS = {1: 0.22, 2: -0.26, 3: 0.42, 4: -0.5}  # each span's arc: odd spans above the row, even below
+
+
+def arc_height(span: int) -> float:
+    """How far above (positive) or below (negative) the attention row the arc joining two tokens
+    ``span`` apart rises: odd spans above, even spans below, each span higher than the last on
+    its side, so that no two arcs bundle at a token and all ``T (T - 1) / 2`` can be counted."""
+    if span in ARC_HEIGHTS:
+        return ARC_HEIGHTS[span]
+    side = 1 if span % 2 else -1
+    return side * (0.22 + 0.1 * (span - 1))
+
+
+def _attention_links(n_tokens: int, n_points: int = 24) -> go.Scatter:
+    """Every pair of tokens joined by a dotted arc (one trace), above the attention row for pairs
+    an odd number of places apart, below it for an even number (:func:`arc_height`)."""
     s = np.linspace(0, 1, n_points)
     xs, ys = [], []
     for a in range(n_tokens):
         for b in range(a + 1, n_tokens):  # None separates the curves
             xs += [*(a + (b - a) * s), None]
-            ys += [*(ATTENTION_ROW - 0.08 - depth * (b - a) * 4 * s * (1 - s)), None]
+            ys += [*(ATTENTION_ROW + arc_height(b - a) * 4 * s * (1 - s)), None]
     return go.Scatter(
-        x=xs, y=ys, mode="lines", line=dict(color=plots.color(1), width=2, dash="dot"),
+        x=[None if v is None else round(float(v), 4) for v in xs],
+        y=[None if v is None else round(float(v), 4) for v in ys], mode="lines", line=dict(color=plots.color(1), width=2, dash="dot"),
         name="attention: all pairs", hoverinfo="name", showlegend=False, visible=False,
     )
 
 
 def _slider_step(steps: int, n_tokens: int) -> dict:
     """Slider position ``steps``: that many RNN arrows shown; attention's links from step 1 on."""
-    visible = [True, True] + [t < steps for t in range(n_tokens - 1)] + [steps >= 1]
+    # the traces: the RNN's row, attention's links (under its dots), attention's row, the RNN's arrows
+    visible = [True, steps >= 1, True] + [t < steps for t in range(n_tokens - 1)]
     plural = "" if steps == 1 else "s"
     rnn_text = f"the RNN has carried [CLS] {steps} token{plural} to the right"
     attention_text = "attention links every pair" if steps >= 1 else "attention has not run yet"
@@ -74,9 +90,9 @@ def sequential_steps_figure(tokens: Sequence[str]) -> go.Figure:
     steps = [_slider_step(k, n_tokens) for k in range(n_tokens)]
     fig = go.Figure([
         _token_row(tokens, RNN_ROW, 0),
-        _token_row(tokens, ATTENTION_ROW, 2),
+        _attention_links(n_tokens),  # drawn first: the dots cover the arcs' ends
+        _token_row(tokens, ATTENTION_ROW, 2, labelled=False),  # the RNN row above names the same columns
         *map(_rnn_arrow, range(n_tokens - 1)),
-        _attention_links(n_tokens),
     ])
     # it opens at step 1, where the contrast already shows (one RNN arrow, every attention link);
     # at step 0 a reader who does not drag the slider would see dots only
@@ -301,7 +317,8 @@ def bilstm_states_figure(forward_states, backward_states, tokens: Sequence[str])
     ``backward_states (T, D_h)``: the right-to-left LSTM's, already in token order (row ``t`` has
     read tokens ``t .. T-1``); ``tokens (T,)``. Columns ``→ h[j]`` then ``← h[j]``; each row's
     label says at which step each reader reached the token: ``↓1`` to ``↓T`` from the top for the
-    forward reader, ``↑T`` to ``↑1`` for the backward one, which starts at the bottom.
+    forward reader, ``↑T`` to ``↑1`` for the backward one, which starts at the bottom. Beside the
+    halves, the readers as arrow chains: ``→`` down the left, ``←`` up the right.
     """
     forward = np.asarray(forward_states, dtype=float)
     backward = np.asarray(backward_states, dtype=float)
@@ -320,6 +337,20 @@ def bilstm_states_figure(forward_states, backward_states, tokens: Sequence[str])
         y_title="token, ↓ and ↑ the readers' steps", colorscale=plots.DIVERGING, zmin=-1, zmax=1,
     )  # fmt: skip
     fig.add_vline(x=D_h - 0.5, line=dict(color="black", width=3))  # between the two readers' halves
+    # the two readers as arrow chains beside their halves: → down the left, from [CLS]; ← up the
+    # right, from [SEP]; each row then joins the two states read so far
+    left, right = -0.85, 2 * D_h - 0.5 + 0.35
+    for t in range(T - 1):
+        for x, start, end, colour, name in ((left, t, t + 1, plots.color(0), "forward"),
+                                            (right, t + 1, t, plots.color(5), "backward")):  # fmt: skip
+            fig.add_annotation(x=x, y=end, ax=x, ay=start, xref="x", yref="y", axref="x", ayref="y", text="",
+                               showarrow=True, arrowhead=2, arrowsize=1.1, arrowwidth=2, arrowcolor=colour,
+                               standoff=6, startstandoff=6, name=f"{name} {start} to {end}")  # fmt: skip
+    for x, text, colour in ((left, "→", plots.color(0)), (right, "←", plots.color(5))):
+        fig.add_annotation(x=x, y=-0.75, xref="x", yref="y", text=f"<b>{text}</b>", showarrow=False,
+                           font=dict(size=16, color=colour), name=f"{text} reader")  # fmt: skip
+    fig.update_xaxes(range=[-1.25, 2 * D_h - 0.5 + 0.75])
+    fig.update_yaxes(autorange=False, range=[T - 0.5, -1.1])
     return fig
 
 

@@ -200,8 +200,9 @@ def kv_sharing_figure(n_heads: int, kv_head_counts: Sequence[int]) -> go.Figure:
                                  showlegend=False))  # fmt: skip
         kind = "multi-head" if H_kv == H else "multi-query" if H_kv == 1 else "grouped-query"
         fig.add_annotation(x=-(H - 1) / 2 - 0.6, y=top + 0.75, xanchor="left", showarrow=False, font=dict(size=12),
-                           text=f"<b>{kind}</b>: {H_kv} key/value head{'s' if H_kv > 1 else ''}, "
-                                f"{H // H_kv} quer{'ies' if H // H_kv > 1 else 'y'} each; cache {H_kv}/{H}")  # fmt: skip
+                           text=f"<b>{kind}</b>: " + (f"1 key/value head, shared by all {H} queries" if H_kv == 1
+                                else f"{H_kv} key/value heads, {H // H_kv} quer{'ies' if H // H_kv > 1 else 'y'} each")
+                                + f"; cache {H_kv}/{H}")  # fmt: skip
     fig.update_xaxes(visible=False, range=[-(H - 1) / 2 - 0.8, (H - 1) / 2 + 0.8])
     fig.update_yaxes(visible=False, range=[-(len(counts) - 1) * band - 1.9, 1.3])
     fig.update_layout(
