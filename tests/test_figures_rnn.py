@@ -48,7 +48,7 @@ def test_the_lstm_step_draws_the_gates_and_states_of_torch_lstm(t):
     i, f, g, o = rnn.lstm_gates(INPUTS[t], hidden[t - 1], *PARAMS)
     # the new states, from torch's own LSTM given the same weights (not from the builder's helpers)
     with torch.no_grad():
-        torch_h, _ = rnn.to_torch_lstm(PARAMS)(torch.from_numpy(INPUTS[None]))
+        torch_h, _ = rnn.to_torch_lstm(PARAMS)(torch.from_numpy(INPUTS[None].copy()))
     expected = dict(x_t=INPUTS[t], h_prev=hidden[t - 1], c_prev=cells[t - 1], i=i, f=f, g=g, o=o,
                     kept=f * cells[t - 1], written=i * g, c=cells[t], shown=np.tanh(cells[t]), h=torch_h[0, t].numpy())
     for layout in layouts(fig).values():
