@@ -163,14 +163,18 @@ def test_the_crossing_is_where_attention_stops_being_faster():
     assert rnn.crossing_length(rnn.Timings(lengths, rnn_s, attention_s * 100)) == 8
 
 
-def test_a_mark_names_its_line_beside_it_on_log_axes_too():
+def test_a_mark_names_its_line_in_the_legend_or_beside_it_on_log_axes_too():
     from course_utils import plots
 
-    fig = plots.lines([1, 10, 100], {"a": [1.0, 1e-3, 1e-8]}, title="t", x_title="x", y_title="y", log_y=True)
+    fig = plots.lines([1, 10, 100], {"a": [1.0, 1e-3, 1e-8]}, title="t", x_title="x", y_title="y", log_x=True,
+                      log_y=True)
     plots.mark(fig, "1e-6", y=1e-6)
-    (line,) = fig.layout.shapes
-    assert line.y0 == line.y1 == 1e-6
+    line = fig.data[-1]
+    assert list(line.y) == [1e-6, 1e-6] and list(line.x) == [1, 100] and line.name == "1e-6"  # in the legend
+    plots.mark(fig, "T = 30", x=30)
+    (rule,) = fig.layout.shapes
+    assert rule.x0 == rule.x1 == 30
     (label,) = fig.layout.annotations
-    assert label.y == pytest.approx(-6) and label.yanchor == "bottom"  # on a log axis: its logarithm, above the line
+    assert label.x == pytest.approx(np.log10(30)) and label.xanchor == "left"  # on a log axis: its logarithm
     with pytest.raises(ValueError, match="one of x"):
         plots.mark(fig, "both", x=1, y=1)

@@ -226,10 +226,10 @@ def lines(
 
 
 def mark(fig: go.Figure, label: str, *, x: float | None = None, y: float | None = None) -> go.Figure:
-    """A dotted grey reference line across the plot at ``y`` (horizontal) or ``x`` (vertical), named
-    by ``label`` beside it, never on it: a horizontal line's label sits just above its left end, a
-    vertical line's just right of its foot. Log axes are handled (an annotation on a log axis is
-    placed by the logarithm of its value). Returns ``fig``."""
+    """A dotted grey reference line at ``y`` (horizontal) or ``x`` (vertical), named by ``label``,
+    never written on a curve or on the line: a horizontal line is a trace across the curves' x
+    range, named in the legend; a vertical line is labelled just right of its foot. Log axes are
+    handled (an annotation on a log axis is placed by the logarithm of its value). Returns ``fig``."""
     require_text("label", label)
     if (x is None) == (y is None):
         raise ValueError(f"expected one of x (a vertical line) or y (a horizontal line), got x={x!r}, y={y!r}")
@@ -238,13 +238,15 @@ def mark(fig: go.Figure, label: str, *, x: float | None = None, y: float | None 
     axis = fig.layout.yaxis if x is None else fig.layout.xaxis
     if axis.type == "log" and not value > 0:
         raise ValueError(f"expected a positive value on a log axis, got {value}")
-    at = np.log10(value) if axis.type == "log" else value
     if x is None:
-        fig.add_hline(y=value, line=line)
-        fig.add_annotation(x=0.01, xref="paper", y=at, yref="y", text=label, showarrow=False, xanchor="left",
-                           yanchor="bottom", yshift=2, font=dict(size=12, color=REFERENCE_COLOR))
+        xs = [float(v) for trace in fig.data if trace.x is not None for v in trace.x if v is not None]
+        if not xs:
+            raise ValueError("expected a figure with curves to draw a horizontal reference line across")
+        fig.add_trace(go.Scatter(x=[min(xs), max(xs)], y=[value, value], mode="lines", line=line, name=label,
+                                 hoverinfo="name"))  # fmt: skip
     else:
         fig.add_vline(x=value, line=line)
+        at = np.log10(value) if axis.type == "log" else value
         fig.add_annotation(x=at, xref="x", y=0.02, yref="paper", text=label, showarrow=False, xanchor="left",
                            yanchor="bottom", xshift=4, font=dict(size=12, color=REFERENCE_COLOR))
     return fig

@@ -75,7 +75,7 @@ def kv_cache_layout(tokens: Sequence[str], prompt_length: int, shape: tuple[int,
         head = (f"<b>prompt</b>: {len(new)} queries × {t} keys, causal mask" if step == 0
                 else f"<b>step {step}</b>: reads “{reading}”, 1 query × {t} keys")  # fmt: skip
         notes.append(_kv_text(0, y + boxes.LINE_PX / 2, head, "left", name=f"step {step} head"))
-        notes.append(_kv_text(0, y + 1.5 * boxes.LINE_PX, f"each layer's cache ({1}, {H_kv}, <b>{t}</b>, {d})",
+        notes.append(_kv_text(0, y + 1.5 * boxes.LINE_PX, f"cache (B, H_kv, t, d) = (1, {H_kv}, <b>{t}</b>, {d})",
                               "left", name=f"step {step} shape"))  # fmt: skip
         y += KV_HEAD_PX
         fan = KV_FAN_PX if step else 6  # the prompt's band has no single new query to draw
@@ -148,7 +148,7 @@ def kv_cache_figure(tokens: Sequence[str], prompt_length: int, config) -> go.Fig
             break
         except ValueError:
             continue
-    title = f"A KV cache grows by one key and one value a token, in each of {config.n_layers} layers: (B, H_kv, t, d)"
+    title = f"A KV cache grows by one key and one value a token, in each of its {config.n_layers} layers"
     fig = go.Figure()
     fig.update_layout(
         title=dict(text=title, x=0.02, xanchor="left"), template=plots.TEMPLATE,
@@ -200,9 +200,10 @@ def kv_sharing_figure(n_heads: int, kv_head_counts: Sequence[int]) -> go.Figure:
                                  showlegend=False))  # fmt: skip
         kind = "multi-head" if H_kv == H else "multi-query" if H_kv == 1 else "grouped-query"
         fig.add_annotation(x=-(H - 1) / 2 - 0.6, y=top + 0.75, xanchor="left", showarrow=False, font=dict(size=12),
-                           text=f"<b>{kind}</b>: " + (f"1 key/value head, shared by all {H} queries" if H_kv == 1
-                                else f"{H_kv} key/value heads, {H // H_kv} quer{'ies' if H // H_kv > 1 else 'y'} each")
-                                + f"; cache {H_kv}/{H}")  # fmt: skip
+                           text=f"<b>{kind}</b>: cache {H_kv}/{H}<br>" + (
+                               f"1 key/value head, shared by all {H} queries" if H_kv == 1
+                               else f"{H_kv} key/value heads, {H // H_kv} quer{'ies' if H // H_kv > 1 else 'y'} each"),
+                           align="left")  # two lines: the longest fits a phone  # fmt: skip
     fig.update_xaxes(visible=False, range=[-(H - 1) / 2 - 0.8, (H - 1) / 2 + 0.8])
     fig.update_yaxes(visible=False, range=[-(len(counts) - 1) * band - 1.9, 1.3])
     fig.update_layout(
