@@ -263,7 +263,7 @@ def lstm_step_layout(numbers: dict[str, np.ndarray], design_px: float) -> dict:
         x = (box[key][0] + box[key][2]) / 2
         arrow(x, BUS_Y, x, box[key][3] + gap, f"inputs into {key}")
     bottom = max(b for _, _, _, b in box.values()) + 8
-    legend = ["gates f, i, o: σ, 0 shut (white) … 1 open (green)", "others: −1 blue … +1 orange; g = tanh(…)"]
+    legend = ["gates f, i, o: σ, 0 shut (clear) … 1 open (green)", "others: −1 blue … +1 orange; g = tanh(…)"]
     for n, text in enumerate(legend):
         notes.append(dict(x=0, y=bottom + (n + 0.5) * boxes.LINE_PX, xref="x", yref="y", text=text, showarrow=False,
                           xanchor="left", yanchor="middle", font=boxes.BOX_FONT, name=f"legend {n}"))  # fmt: skip
