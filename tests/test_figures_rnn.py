@@ -171,6 +171,7 @@ def test_a_mark_names_its_line_in_the_legend_or_beside_it_on_log_axes_too():
     plots.mark(fig, "1e-6", y=1e-6)
     line = fig.data[-1]
     assert list(line.y) == [1e-6, 1e-6] and list(line.x) == [1, 100] and line.name == "1e-6"  # in the legend
+    assert line.line.dash not in {t.line.dash or "solid" for t in fig.data[:-1]}  # told apart without colour
     plots.mark(fig, "T = 30", x=30)
     (rule,) = fig.layout.shapes
     assert rule.x0 == rule.x1 == 30
@@ -178,3 +179,5 @@ def test_a_mark_names_its_line_in_the_legend_or_beside_it_on_log_axes_too():
     assert label.x == pytest.approx(np.log10(30)) and label.xanchor == "left"  # on a log axis: its logarithm
     with pytest.raises(ValueError, match="one of x"):
         plots.mark(fig, "both", x=1, y=1)
+    fig = plots.lines([1, 2], {"a": [1, 2], "b": [2, 3], "c": [3, 4]}, title="t", x_title="x", y_title="y")
+    assert plots.mark(fig, "ref", y=2).data[-1].line.dash == "dashdot"  # solid, dash and dot are taken

@@ -226,14 +226,17 @@ def lines(
 
 
 def mark(fig: go.Figure, label: str, *, x: float | None = None, y: float | None = None) -> go.Figure:
-    """A dotted grey reference line at ``y`` (horizontal) or ``x`` (vertical), named by ``label``,
+    """A grey reference line at ``y`` (horizontal) or ``x`` (vertical), dashed unlike every curve
+    of ``fig`` (it reads in greyscale; dotted where no curve is), named by ``label``,
     never written on a curve or on the line: a horizontal line is a trace across the curves' x
     range, named in the legend; a vertical line is labelled just right of its foot. Log axes are
     handled (an annotation on a log axis is placed by the logarithm of its value). Returns ``fig``."""
     require_text("label", label)
     if (x is None) == (y is None):
         raise ValueError(f"expected one of x (a vertical line) or y (a horizontal line), got x={x!r}, y={y!r}")
-    line = dict(color=REFERENCE_COLOR, width=1.5, dash="dot")
+    used = {trace.line.dash or "solid" for trace in fig.data if getattr(trace, "line", None) is not None}
+    dash = next((d for d in ("dot", "dashdot", "longdashdot", "longdash") if d not in used), "dot")  # unlike any curve
+    line = dict(color=REFERENCE_COLOR, width=1.5, dash=dash)
     value = float(significant([x if y is None else y])[0])
     axis = fig.layout.yaxis if x is None else fig.layout.xaxis
     if axis.type == "log" and not value > 0:
