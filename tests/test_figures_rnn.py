@@ -58,6 +58,8 @@ def test_the_lstm_step_draws_the_gates_and_states_of_torch_lstm(t):
 
 
 def test_the_lstm_step_draws_the_cell_state_as_a_line_with_its_two_nodes_and_shaded_gates():
+    from course_utils.figures.rnn import TINT_MAX
+
     hidden, cells = rnn.lstm_forward(INPUTS, PARAMS)
     fig = figures.lstm_cell_figure(INPUTS[2], hidden[1], cells[1], PARAMS, "love", 2)
     f = rnn.lstm_gates(INPUTS[2], hidden[1], *PARAMS)[1]
@@ -77,7 +79,7 @@ def test_the_lstm_step_draws_the_cell_state_as_a_line_with_its_two_nodes_and_sha
         assert f_arrow["x"] == pytest.approx(keep["x"]) and f_arrow["ay"] > f_arrow["y"] > keep["y"]
         # a gate's cells are shaded by its value: 0 shut (white), 1 open (the deepest green)
         alphas = [float(rects[f"strip f {j}"]["fillcolor"].split(",")[-1].rstrip(")")) for j in range(len(f))]
-        np.testing.assert_allclose(alphas, 0.65 * f, atol=1e-3)
+        np.testing.assert_allclose(alphas, TINT_MAX * f, atol=1e-3)
         # no arrowhead under a strip or a node, and everything inside the width designed for
         design = boxes.NARROW_DESIGN_PX if name == "phone" else boxes.WIDE_DESIGN_PX
         assert max(s.get("x1", 0) for s in layout["shapes"]) <= design

@@ -152,18 +152,19 @@ LSTM_HEADERS = {"c_prev": "c<sub>t−1</sub>", "kept": "f⊙c", "c": "c<sub>t</s
                 "x_t": "x<sub>t</sub>", "h_prev": "h<sub>t−1</sub>"}  # fmt: skip
 GATE_FILL = (0, 158, 115)  # the palette's bluish green: a gate's cell, from white (0, shut) to green (1, open)
 SIGNED_FILLS = ((0, 114, 178), (230, 159, 0))  # blue below 0, orange above: other vectors, by |value| up to 1
+TINT_MAX = 0.4  # the deepest tint's opacity: the numbers on it keep 4.5:1, black on the light page, light on the dark
 BUS_Y = 400  # the inputs' line into the four gates
 
 
 def _cell_fill(value: float, gate: bool) -> str:
     """A cell's tint: a gate's from white (0, shut) to green (1, open); a signed value's blue
-    (negative) or orange (positive), deeper with ``|value|`` (up to 1). At most 0.65 opaque, so
-    its black number reads on it (and the site's dark mode keeps the tint)."""
+    (negative) or orange (positive), deeper with ``|value|`` (up to 1). At most :data:`TINT_MAX`
+    opaque, so that its number reads on it on the light page and on the site's dark one."""
     if gate:
         rgb, alpha = GATE_FILL, float(np.clip(value, 0, 1))
     else:
         rgb, alpha = SIGNED_FILLS[value > 0], float(np.clip(abs(value), 0, 1))
-    return f"rgba({rgb[0]}, {rgb[1]}, {rgb[2]}, {0.65 * alpha:.3f})"
+    return f"rgba({rgb[0]}, {rgb[1]}, {rgb[2]}, {TINT_MAX * alpha:.3f})"
 
 
 def lstm_step_layout(numbers: dict[str, np.ndarray], design_px: float) -> dict:

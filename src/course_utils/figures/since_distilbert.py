@@ -28,7 +28,7 @@ KV_FAN_PX = 34  # above each layer's cells: the new query and its lines to every
 KV_HEAD_PX = 2 * boxes.LINE_PX + 6  # a step's two lines of text
 KV_GAP_PX = 14  # between steps, and between two layers side by side
 KV_WIDE_DESIGN_PX = 700  # the site draws a diagram (shapes, hidden axes) 720 px wide at least on a laptop
-KV_NEW_FILL = "rgba(230, 159, 0, 0.45)"  # the palette's orange, see-through: light page and dark
+KV_NEW_FILL = "rgba(230, 159, 0, 0.4)"  # the palette's orange, see-through: light page and dark
 KV_QUERY_COLOR = plots.color(5)
 
 
@@ -309,7 +309,7 @@ def online_softmax_figure(query, keys, values, block_size: int) -> go.Figure:
 
 SHIFT_CELL_H = 18  # a row of the mask: one position
 SHIFT_LABEL_PX = len("pos 10") * boxes.CHAR_PX + 6  # the positions' labels, left of the rows
-READS_FILL = "rgba(0, 158, 115, 0.45)"  # a key the position reads (the palette's green, see-through)
+READS_FILL = "rgba(0, 158, 115, 0.4)"  # a key the position reads (the palette's green, see-through)
 
 
 def next_token_layout(input_tokens: Sequence[str], target_tokens: Sequence[str], design_px: float) -> dict:
