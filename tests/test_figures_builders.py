@@ -20,10 +20,29 @@ def test_sequential_steps_show_one_more_rnn_arrow_per_slider_step():
     assert [s.label for s in steps] == [str(k) for k in range(T)]
     for k, step in enumerate(steps):
         visible = step.args[0]["visible"]
-        assert sum(visible[2:2 + T - 1]) == k  # k RNN arrows after k steps
-        assert visible[-1] == (k >= 1)  # attention's links, all at once, from step 1
-    links = fig.data[-1]
+        assert sum(visible[3:3 + T - 1]) == k  # k RNN arrows after k steps
+        assert visible[1] == (k >= 1)  # attention's links, all at once, from step 1
+    links = fig.data[1]
     assert sum(x is None for x in links.x) == T * (T - 1) // 2  # one curve per pair
+    # the arcs spread above and below the attention row, so that every link can be counted: odd
+    # spans above, even spans below, each span at its own height
+    curves, curve = [], []
+    for x, y in zip(links.x, links.y):
+        if x is None:
+            curves.append(curve)
+            curve = []
+        else:
+            curve.append((x, y))
+    peaks = {}
+    for curve in curves:
+        (x0, _), (x1, _) = curve[0], curve[-1]
+        span = round(x1 - x0)
+        top = max((y for _, y in curve), key=abs)
+        peaks.setdefault(span, set()).add(round(top, 3))
+    assert {span: len(p) for span, p in peaks.items()} == {span: 1 for span in range(1, T)}
+    heights = {span: next(iter(p)) for span, p in peaks.items()}
+    assert all((heights[s] > 0) == (s % 2 == 1) for s in heights)
+    assert len(set(heights.values())) == T - 1
     # it opens at step 1, drawn as the slider's step 1 draws it: not at step 0, dots only
     assert fig.layout.sliders[0].active == 1
     assert [trace.visible is not False for trace in fig.data] == steps[1].args[0]["visible"]

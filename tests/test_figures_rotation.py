@@ -58,31 +58,58 @@ def test_the_shift_figure_draws_both_starts_and_their_moved_positions(k, starts,
                 assert not min(other_angles) <= np.unwrap([other_angles[0], angle])[1] <= max(other_angles)
 
 
-def test_the_rope_pair_draws_apply_rope_and_one_angle_for_one_offset():
+def test_the_rope_pair_draws_apply_rope_at_unit_length_and_one_angle_for_one_offset():
+    from course_utils.figures.rotation import ANGLE_RADIUS, LABEL_REACH, TURN_RADII
+
     positions = [(0, 3), (40, 43)]
     fig = figures.rope_pair_figure(Q, K, positions, pair=2)
     q = rope.apply_rope(torch.from_numpy(np.stack([Q, Q])), [0, 40]).numpy()[:, [2, 10]]
     k = rope.apply_rope(torch.from_numpy(np.stack([K, K])), [3, 43]).numpy()[:, [2, 10]]
-    np.testing.assert_allclose(arrow_tips(fig), [q[0], k[0], q[1], k[1]], rtol=5e-4, atol=1e-9)
+    unit = lambda v: v / np.linalg.norm(v, axis=-1, keepdims=True)  # noqa: E731
+    # the turned vectors, drawn at unit length: the stub query of the old figure is gone
+    np.testing.assert_allclose(arrow_tips(fig), unit(np.stack([q[0], k[0], q[1], k[1]])), rtol=5e-4, atol=1e-6)
     between = np.angle((k[:, 0] + 1j * k[:, 1]) / (q[:, 0] + 1j * q[:, 1]))
     assert np.isclose(between[0], between[1])  # the offset alone sets the angle
-    written = [float(m) for a in fig.layout.annotations for m in re.findall(r"<b>(−?-?\d+\.\d\d) rad</b>", a.text or "")]
+    # the angle: one filled sector at the origin, the same radius and span in both panels
+    wedges = [t for t in fig.data if t.fill == "toself"]
+    assert len(wedges) == 2
+    for wedge, qv, angle in zip(wedges, q, between):
+        x, y = np.array(wedge.x, dtype=float), np.array(wedge.y, dtype=float)
+        assert (x[0], y[0]) == (0, 0) and (x[-1], y[-1]) == (0, 0)
+        rim = x[1:-1] + 1j * y[1:-1]
+        np.testing.assert_allclose(np.abs(rim), ANGLE_RADIUS, rtol=1e-3)
+        assert np.isclose(np.angle(rim[0]), np.arctan2(qv[1], qv[0]), atol=2e-3)
+        assert np.isclose(np.angle(rim[-1] / rim[0]), angle, atol=2e-3)
+    titles = [a.text for a in fig.layout.annotations if a.yref == "paper"]
+    written = [float(re.search(r"(−?-?\d+\.\d\d) rad", t).group(1).replace("−", "-")) for t in titles]
     np.testing.assert_allclose(written, np.round(between, 2), atol=0.0051)
+    # each vector's own turn: a faint arc from its direction before RoPE to its direction after,
+    # turning by its position times theta (none for the query at 0)
+    theta = 10000 ** (-4 / 16)
+    arcs = [t for t in fig.data if t.mode == "lines+markers"]
+    turns = [("k", K, 3), ("q", Q, 40), ("k", K, 43)]
+    assert len(arcs) == len(turns)
+    for arc, (name, vector, p) in zip(arcs, turns):
+        rim = np.array(arc.x, dtype=float) + 1j * np.array(arc.y, dtype=float)
+        np.testing.assert_allclose(np.abs(rim), TURN_RADII[name], rtol=1e-3)
+        assert np.isclose(np.angle(rim[0]), np.arctan2(vector[10], vector[2]), atol=2e-3)
+        assert np.isclose(np.angle(rim[-1] / rim[0]), np.angle(np.exp(1j * p * theta)), atol=2e-3)
+        assert arc.opacity < 1  # faint: the turned arrows stay the figure's subject
     found = rope_pair_numbers(Q, K, positions, pair=2)
     np.testing.assert_allclose(found["between"], between, atol=1e-12)
-    assert found["theta"] == pytest.approx(10000 ** (-4 / 16))
-    # each arrow's label (about 15 characters) stays inside its panel on a phone: anchored inward
-    # where it would otherwise run past the panel's edge (lesson 09's "k turned by 43θ" did)
-    from course_utils.figures.rotation import LABEL_REACH
-
+    assert found["theta"] == pytest.approx(theta)
+    # no label on an arc: the vectors' names stand beyond the unit circle, every arc inside it,
+    # and each name stays inside its panel on a phone (anchored inward where it would run past)
     reach = fig.layout.xaxis.range[1]
-    for a in fig.layout.annotations:
-        if not a.showarrow and "turned by" in (a.text or ""):
-            assert -reach <= a.x <= reach
-            if a.xanchor == "left":
-                assert a.x + LABEL_REACH * reach <= reach, a.text
-            else:
-                assert a.xanchor == "right" and a.x - LABEL_REACH * reach >= -reach, a.text
+    names = [a for a in fig.layout.annotations if not a.showarrow and a.yref != "paper"]
+    assert len(names) == 4
+    for a in names:
+        assert np.hypot(a.x, a.y) > 1.0 > max(TURN_RADII.values())
+        assert -reach <= a.x <= reach
+        if a.xanchor == "left":
+            assert a.x + LABEL_REACH * reach <= reach, a.text
+        else:
+            assert a.xanchor == "right" and a.x - LABEL_REACH * reach >= -reach, a.text
 
 
 @pytest.mark.parametrize(
@@ -95,6 +122,7 @@ def test_the_rope_pair_draws_apply_rope_and_one_angle_for_one_offset():
         (lambda: figures.rope_pair_figure(Q, K[:8], [(0, 1), (2, 3)]), "one even width"),
         (lambda: figures.rope_pair_figure(Q, K, [(0, 1), (2, 4)]), "one offset"),
         (lambda: figures.rope_pair_figure(Q, K, [(0, 1), (2, 3)], pair=8), r"0 \.\. 7"),
+        (lambda: figures.rope_pair_figure(np.zeros(16), K, [(0, 1), (2, 3)]), "no direction"),
     ],
 )
 def test_bad_inputs_get_clear_errors(call, message):

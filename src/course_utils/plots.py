@@ -256,6 +256,36 @@ def lines(
     return _style(fig, title, x_title, y_title, height)
 
 
+def mark(fig: go.Figure, label: str, *, x: float | None = None, y: float | None = None) -> go.Figure:
+    """A grey reference line at ``y`` (horizontal) or ``x`` (vertical), dashed unlike every curve
+    of ``fig`` (it reads in greyscale; dotted where no curve is), named by ``label``,
+    never written on a curve or on the line: a horizontal line is a trace across the curves' x
+    range, named in the legend; a vertical line is labelled just right of its foot. Log axes are
+    handled (an annotation on a log axis is placed by the logarithm of its value). Returns ``fig``."""
+    require_text("label", label)
+    if (x is None) == (y is None):
+        raise ValueError(f"expected one of x (a vertical line) or y (a horizontal line), got x={x!r}, y={y!r}")
+    used = {trace.line.dash or "solid" for trace in fig.data if getattr(trace, "line", None) is not None}
+    dash = next((d for d in ("dot", "dashdot", "longdashdot", "longdash") if d not in used), "dot")  # unlike any curve
+    line = dict(color=REFERENCE_COLOR, width=1.5, dash=dash)
+    value = float(significant([x if y is None else y])[0])
+    axis = fig.layout.yaxis if x is None else fig.layout.xaxis
+    if axis.type == "log" and not value > 0:
+        raise ValueError(f"expected a positive value on a log axis, got {value}")
+    if x is None:
+        xs = [float(v) for trace in fig.data if trace.x is not None for v in trace.x if v is not None]
+        if not xs:
+            raise ValueError("expected a figure with curves to draw a horizontal reference line across")
+        fig.add_trace(go.Scatter(x=[min(xs), max(xs)], y=[value, value], mode="lines", line=line, name=label,
+                                 hoverinfo="name"))  # fmt: skip
+    else:
+        fig.add_vline(x=value, line=line)
+        at = np.log10(value) if axis.type == "log" else value
+        fig.add_annotation(x=at, xref="x", y=0.02, yref="paper", text=label, showarrow=False, xanchor="left",
+                           yanchor="bottom", xshift=4, font=dict(size=12, color=REFERENCE_COLOR))
+    return fig
+
+
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star")
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "Timings",
     "bilstm_forward",
     "bilstm_param_count",
+    "crossing_length",
     "gradient_norms_by_distance",
     "init_lstm_params",
     "init_rnn_params",
@@ -468,3 +469,23 @@ def time_rnn_vs_attention(
         rnn_seconds.append(median_seconds(rnn_forward, inputs, params))
         attention_seconds.append(median_seconds(attention, inputs))
     return Timings(np.array(lengths), np.array(rnn_seconds), np.array(attention_seconds))
+
+
+def crossing_length(timings: Timings) -> float | None:
+    """The length ``T`` at which one attention step stops being faster than the RNN: the first
+    measured length where attention's time exceeds the RNN's, interpolated on log-log scales with
+    the length before it (where attention was faster). ``None`` when attention is faster at every
+    measured length; the first length when it is slower from the start.
+    """
+    if not isinstance(timings, Timings):
+        raise TypeError(f"expected the Timings of time_rnn_vs_attention, got {type(timings).__name__}")
+    slower = np.flatnonzero(timings.attention_seconds > timings.rnn_seconds)  # (n,): where attention loses
+    if slower.size == 0:
+        return None
+    k = int(slower[0])
+    if k == 0:
+        return float(timings.lengths[0])
+    # log(attention / rnn) crosses 0 between lengths k - 1 and k: a straight line in log T
+    gap = np.log(timings.attention_seconds[k - 1:k + 1] / timings.rnn_seconds[k - 1:k + 1])  # (2,): < 0, then > 0
+    log_t = np.log(timings.lengths[k - 1:k + 1].astype(float))
+    return float(np.exp(log_t[0] + (log_t[1] - log_t[0]) * gap[0] / (gap[0] - gap[1])))

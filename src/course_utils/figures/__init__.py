@@ -8,7 +8,8 @@ generic figure builders).
 ======================  ======  =================================================================
 module                  lesson  what it draws
 ======================  ======  =================================================================
-``rnn``                 01      one LSTM step, box by box; a BiLSTM's states and its two readers;
+``rnn``                 01      the RNN unrolled; one LSTM step, its cell state a line with ⊙f and
+                                +i⊙g on it; a BiLSTM's states and its two readers;
                                 the RNN's sequential steps against attention's one step
 ``tokens``              02      WordPiece's greedy split; a lookup as one-hot × table; the rows a
                                 step's gradient moves
@@ -40,7 +41,8 @@ module                  lesson  what it draws
 ``fine_tuning``         08      one encoder feeding its task heads, each reading its own
                                 vectors; the learning rate of each fine-tuning step;
                                 a frozen encoder's features beside fine-tuning
-``since_distilbert``    09      a KV cache growing; query heads sharing key/value heads; the
+``since_distilbert``    09      next-token targets under the causal mask; a KV cache growing;
+                                query heads sharing key/value heads; the
                                 online softmax's blocks and running maximum
 ======================  ======  =================================================================
 """
@@ -92,7 +94,7 @@ from .positional import (
     sinusoidal_table_figure,
     wavelength_rows,
 )
-from .rnn import bilstm_states_figure, lstm_cell_figure, lstm_cell_numbers, sequential_steps_figure
+from .rnn import bilstm_states_figure, lstm_cell_figure, lstm_cell_numbers, rnn_unrolled_figure, sequential_steps_figure
 from .rotation import position_shift_figure, rope_pair_figure, rope_pair_numbers
 from .self_attention import (
     attention_flow,
@@ -110,7 +112,7 @@ from .self_attention import (
     soft_search_figure,
     soft_search_numbers,
 )
-from .since_distilbert import kv_cache_figure, kv_sharing_figure, online_softmax_figure
+from .since_distilbert import kv_cache_figure, kv_sharing_figure, next_token_figure, online_softmax_figure
 from .tokens import (
     attention_mask_figure,
     embedding_lookup_figure,
@@ -167,6 +169,7 @@ __all__ = [
     "model_masks_figure",
     "multi_head_figure",
     "multi_head_numbers",
+    "next_token_figure",
     "online_softmax_figure",
     "polarity_figure",
     "pair_distances",
@@ -182,6 +185,7 @@ __all__ = [
     "query_path_numbers",
     "query_weights_figure",
     "rank_heads",
+    "rnn_unrolled_figure",
     "rope_pair_figure",
     "rope_pair_numbers",
     "schedule_figure",

@@ -2,8 +2,9 @@
 (:func:`position_shift_figure`) and lesson 09's RoPE, a query and a key each turned by its position
 (:func:`rope_pair_figure`).
 
-Both draw one pair of coordinates as arrows in its plane, to one scale (angles are true), with the
-turn drawn as an arc labelled by its angle in radians, so that the figure reads without colour.
+Both draw one pair of coordinates as arrows in its plane, to one scale (angles are true), with each
+turn drawn as an arc; lesson 03's arcs are labelled with their angles in radians, RoPE's angle is
+one filled sector at the origin, named with its value in each panel's title (no label on an arc).
 """
 
 from __future__ import annotations
@@ -180,15 +181,34 @@ def rope_pair_numbers(query, key, positions: Sequence[tuple[int, int]], pair: in
     return dict(q=q, k=k, theta=np.float64(theta), between=between)
 
 
+ROPE_REACH = 1.5  # each RoPE panel shows [-ROPE_REACH, ROPE_REACH] around the unit circle
+ANGLE_RADIUS = 0.32  # the angle from q to k: one arc of this radius at the origin, in every panel
+TURN_RADII = {"q": 0.62, "k": 0.82}  # the faint arc of each vector's own turn, before -> after
+
+
+def _wedge(start: float, turn: float, radius: float, colour: str, name: str) -> go.Scatter:
+    """The sector from the polar angle ``start`` turning by ``turn`` (radians), ``radius`` long,
+    lightly filled and outlined: an angle drawn the same way wherever it stands."""
+    angles = start + np.linspace(0.0, turn, max(8, int(abs(turn) * 16)))
+    x = np.concatenate([[0.0], radius * np.cos(angles), [0.0]])
+    y = np.concatenate([[0.0], radius * np.sin(angles), [0.0]])
+    return go.Scatter(x=plots.significant(x), y=plots.significant(y), mode="lines", fill="toself",
+                      fillcolor="rgba(0, 158, 115, 0.25)", line=dict(color=colour, width=2), name=name,
+                      hoverinfo="name", showlegend=False)  # fmt: skip
+
+
 def rope_pair_figure(query, key, positions: Sequence[tuple[int, int]], pair: int = 0) -> go.Figure:
     """RoPE on one pair of coordinates: the query turned by its position ``m``, the key by ``n``.
 
     ``query, key (d,)``, one head's vectors before RoPE; ``positions``: two pairs ``(m, n)`` with
     the same offset ``n - m``, one panel each (side by side; stacked on a phone). In each panel,
-    in the plane of coordinates ``(x_i, x_{i+d/2})`` (``pair`` ``i``, Hugging Face's layout): the
-    query and the key before turning (thin, dotted), the query turned by ``m θ_i`` and the key by
-    ``n θ_i`` (arrows), and the arc from the one to the other, labelled with the angle between
-    them: the same in both panels, since it depends on ``n - m`` only. Numbers from
+    in the plane of coordinates ``(x_i, x_{i+d/2})`` (``pair`` ``i``, Hugging Face's layout), both
+    vectors drawn at unit length (RoPE turns, it never stretches, so only directions matter): the
+    query and the key before turning (dotted), a faint arc for each vector's own turn, ``m θ_i``
+    and ``n θ_i`` (none for a turn of 0), the turned vectors (arrows, named at their tips), and
+    the angle from the turned query to the turned key as one filled sector of radius
+    :data:`ANGLE_RADIUS` at the origin: the same sector in both panels, since it depends on
+    ``n - m`` only. No label sits on an arc: each panel's title gives the angle. Numbers from
     :func:`rope_pair_numbers`.
     """
     found = rope_pair_numbers(query, key, positions, pair)
@@ -197,35 +217,41 @@ def rope_pair_figure(query, key, positions: Sequence[tuple[int, int]], pair: int
         raise ValueError(f"expected two (m, n) pairs with one offset n - m, got {positions}")
     d = np.size(query)
     columns = [pair, pair + d // 2]
-    before_q, before_k = np.asarray(query, dtype=float)[columns], np.asarray(key, dtype=float)[columns]
-    reach = 1.25 * float(max(np.linalg.norm(before_q), np.linalg.norm(before_k)))
+    before = {name: np.asarray(v, dtype=float)[columns] for name, v in (("q", query), ("k", key))}
+    if any(np.linalg.norm(v) == 0 for v in before.values()):
+        raise ValueError(f"expected a query and a key whose pair {pair} is not (0, 0): a zero vector has no direction")
+    theta = float(found["theta"])
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=[
-        f"query at m = {m}, key at n = {n}" for m, n in positions])  # fmt: skip
-    q_colour, k_colour = plots.color(5), plots.color(0)
+        f"m = {m}, n = {n}: angle q→k {between:.2f} rad" for (m, n), between in zip(positions, found["between"])])  # fmt: skip
+    colours = {"q": plots.color(5), "k": plots.color(0)}
+    reach = ROPE_REACH
     for col, ((m, n), q, k, between) in enumerate(zip(positions, found["q"], found["k"], found["between"]), start=1):
         axis = "" if col == 1 else str(col)
-        for vector, name in ((before_q, "q before"), (before_k, "k before")):
-            fig.add_trace(go.Scatter(x=plots.significant([0, vector[0]]), y=plots.significant([0, vector[1]]),
-                                     mode="lines", line=dict(color=plots.REFERENCE_COLOR, dash="dot", width=1.5),
-                                     name=name, hoverinfo="name", showlegend=False), row=1, col=col)  # fmt: skip
-        for vector, colour, text in ((q, q_colour, f"q turned by {m}θ"), (k, k_colour, f"k turned by {n}θ")):
-            tip = plots.significant(vector)
+        fig.add_trace(_unit_circle(), row=1, col=col)
+        after = {"q": q / np.linalg.norm(q), "k": k / np.linalg.norm(k)}
+        for name, position in (("q", m), ("k", n)):
+            colour = colours[name]
+            start = before[name] / np.linalg.norm(before[name])
+            fig.add_trace(go.Scatter(x=plots.significant([0, start[0]]), y=plots.significant([0, start[1]]),
+                                     mode="lines", line=dict(color=colour, dash="dot", width=1.5),
+                                     name=f"{name} before RoPE", hoverinfo="name", showlegend=False),
+                          row=1, col=col)  # fmt: skip
+            if position:  # a vector at position 0 does not turn: no arc to draw
+                arc = _arc(float(np.arctan2(start[1], start[0])), position * theta, TURN_RADII[name], colour,
+                           f"{name} turned by {position}θ = {position * theta:.2f} rad")
+                arc.line.width, arc.opacity = 1.5, 0.45
+                fig.add_trace(arc, row=1, col=col)
+            tip = plots.significant(after[name])
             fig.add_annotation(x=tip[0], y=tip[1], ax=0, ay=0, xref=f"x{axis}", yref=f"y{axis}", axref=f"x{axis}",
                                ayref=f"y{axis}", text="", showarrow=True, arrowhead=3, arrowsize=1.3, arrowwidth=2.5,
                                arrowcolor=colour)  # fmt: skip
-            away = vector / (np.linalg.norm(vector) or 1.0)  # the label beyond the tip, anchored away from it
-            at = vector + 0.06 * reach * away
-            anchor = ("left" if away[0] >= 0 else "right", "bottom" if away[1] >= 0 else "top")
+            at = 1.1 * after[name]  # the name beyond the tip, anchored away from it
+            anchor = ("left" if at[0] >= 0 else "right", "bottom" if at[1] >= 0 else "top")
             if abs(at[0]) + LABEL_REACH * reach > reach:  # it would leave the panel on a phone: turn it inward
                 anchor = ("right" if at[0] > 0 else "left", anchor[1])
-            _label(fig, at, text, colour, anchor, xref=f"x{axis}", yref=f"y{axis}")
-        start = float(np.arctan2(q[1], q[0]))
-        radius = 0.3 * reach
-        fig.add_trace(_arc(start, float(between), radius, plots.color(2), f"angle between: {between:.2f} rad"),
-                      row=1, col=col)  # fmt: skip
-        middle = start + float(between) / 2
-        _label(fig, (radius + 0.25 * reach / 1.25) * np.array([np.cos(middle), np.sin(middle)]),
-               f"<b>{between:.2f} rad</b>", plots.color(2), xref=f"x{axis}", yref=f"y{axis}")
+            _label(fig, at, f"<b>{name}</b> at {position}", colour, anchor, xref=f"x{axis}", yref=f"y{axis}")
+        fig.add_trace(_wedge(float(np.arctan2(after["q"][1], after["q"][0])), float(between), ANGLE_RADIUS,
+                             plots.color(2), f"angle from q to k: {between:.2f} rad"), row=1, col=col)  # fmt: skip
         fig.update_xaxes(range=[-reach, reach], zeroline=True, title_text=f"x<sub>{pair}</sub>", constrain="domain",
                          row=1, col=col)  # fmt: skip
         fig.update_yaxes(range=[-reach, reach], zeroline=True, title_text=f"x<sub>{pair + d // 2}</sub>",
