@@ -249,7 +249,9 @@ def rope_pair_figure(query, key, positions: Sequence[tuple[int, int]], pair: int
             anchor = ("left" if at[0] >= 0 else "right", "bottom" if at[1] >= 0 else "top")
             if abs(at[0]) + LABEL_REACH * reach > reach:  # it would leave the panel on a phone: turn it inward
                 anchor = ("right" if at[0] > 0 else "left", anchor[1])
-            _label(fig, at, f"<b>{name}</b> at {position}", colour, anchor, xref=f"x{axis}", yref=f"y{axis}")
+            # on its own white ground: turned inward on a phone, the name crosses the unit circle's line
+            _label(fig, at, f"<b>{name}</b> at {position}", colour, anchor, xref=f"x{axis}", yref=f"y{axis}",
+                   bgcolor="white")
         fig.add_trace(_wedge(float(np.arctan2(after["q"][1], after["q"][0])), float(between), ANGLE_RADIUS,
                              plots.color(2), f"angle from q to k: {between:.2f} rad"), row=1, col=col)  # fmt: skip
         fig.update_xaxes(range=[-reach, reach], zeroline=True, title_text=f"x<sub>{pair}</sub>", constrain="domain",
