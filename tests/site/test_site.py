@@ -353,15 +353,6 @@ def test_the_greyscale_check_tells_styles_apart():
     assert distinguishable_in_grey(*bars)
 
 
-# Legend pairs this round's redraws (issue 59) left telling apart by hue only, found by this test on a
-# fresh clone at the end of the session: to fix first next (each asserted still present).
-KNOWN_GREY_PAIRS = {
-    ("lessons/02_tokens_embeddings.html", "real token: 1", "padding: 0"),
-    ("lessons/03_positional_encoding.html", "from position 20", "random table, from 20"),
-    ("lessons/03_positional_encoding.html", "from position 40", "random table, from 40"),
-}
-
-
 @pytest.mark.parametrize("page", LESSON_PAGES)
 def test_figures_read_in_greyscale(measured, page):
     """Every pair of legend entries of a figure differs by more than hue (``make measure`` saves each
@@ -373,8 +364,4 @@ def test_figures_read_in_greyscale(measured, page):
         for b in figure["items"][i + 1 :]
         if not distinguishable_in_grey(a, b)
     ]
-    known = {(page, a, b) for (_, a, b) in confusable} & KNOWN_GREY_PAIRS
-    unknown = [c for c in confusable if (page, c[1], c[2]) not in KNOWN_GREY_PAIRS]
-    assert not unknown, f"{page}: legend entries that look alike in greyscale: {unknown}"
-    gone = {k for k in KNOWN_GREY_PAIRS if k[0] == page} - known
-    assert not gone, f"{page}: known pairs no longer alike (remove them from KNOWN_GREY_PAIRS): {gone}"
+    assert not confusable, f"{page}: legend entries that look alike in greyscale: {confusable}"

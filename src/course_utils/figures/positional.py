@@ -99,7 +99,7 @@ def dots_by_distance_figure(distances, sinusoidal: dict, random: dict, *, d_mode
 
     ``distances (K,)`` the distances; ``sinusoidal`` and ``random``: ``{name: (K,) dot products}``,
     one curve per start ``p`` of the sinusoidal table and of a random table. The sinusoidal curves
-    in colour and dash (they lie on one another), the random table's in grey, each its own dash:
+    in colour and dash (they lie on one another), the random table's in grey, each a dash no sinusoid has:
     their spread shows that in a random table the start decides, where the sinusoids depend on ``k`` only.
     ``d_model``, if given, is named in the title.
     """
@@ -115,7 +115,7 @@ def dots_by_distance_figure(distances, sinusoidal: dict, random: dict, *, d_mode
     for i, (name, ys) in enumerate(random.items()):  # first: under the sinusoids
         fig.add_trace(go.Scatter(
             x=plots.significant(xs), y=plots.significant(ys), name=name, mode="lines", legendgroup="random",
-            line=dict(color=plots.REFERENCE_COLOR, dash=plots.DASHES[i % len(plots.DASHES)], width=1.3),
+            line=dict(color=plots.REFERENCE_COLOR, dash=plots.DASHES[(i + 3) % len(plots.DASHES)], width=1.3),
             opacity=0.8, legendrank=2000,
         ))  # fmt: skip
     for i, (name, ys) in enumerate(sinusoidal.items()):

@@ -88,7 +88,7 @@ def wordpiece_figure(word: str, steps: Sequence[WordPieceStep]) -> go.Figure:
     return boxes.box_diagram(texts, title=title, wide_rows=rows)
 
 
-REAL_COLOR, PADDING_COLOR = "#9ED4F2", plots.BLOCKED_COLOR  # light blue, light grey: dark text reads on both
+REAL_COLOR, PADDING_COLOR = "#6CB8E6", plots.BLOCKED_COLOR  # mid blue, light grey: 58 grey levels apart (greyscale), dark text reads on both
 
 
 def attention_mask_figure(tokens: Sequence[Sequence[str]], attention_mask) -> go.Figure:
