@@ -129,9 +129,13 @@ PAGE_PARAMETER = re.compile(r"\[(?P<page>[\w./-]+\.html)\]$")
 
 
 def page_scope(nodeid: str) -> str:
-    """The unit of work of a test: its page, for a test of one page; else the test itself."""
+    """The unit of work of a test: its page, for a test of one page; the PDF, for a test of the PDF
+    (they share its text, which pypdf takes about a minute to extract: once, on one worker); else the
+    test itself."""
     match = PAGE_PARAMETER.search(nodeid)
-    return f"page {match['page']}" if match else nodeid
+    if match:
+        return f"page {match['page']}"
+    return "the pdf" if nodeid.startswith("tests/site/test_pdf.py::") else nodeid
 
 
 def pytest_xdist_make_scheduler(config, log):
