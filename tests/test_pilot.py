@@ -262,3 +262,17 @@ def test_welch_matches_scipy():
     assert stats.welch([0.5, 0.5], [0.5, 0.5]).interval == (0.0, 0.0)
     with pytest.raises(ValueError, match="at least 2 runs"):
         stats.welch([0.5], [0.5, 0.6])
+
+
+def test_the_table_shows_each_phase_as_decided_and_says_when_the_pilot_is_not_over():
+    results, today = {}, models.pilot_recipe(())
+    _fill(results, today, CHOOSING, {"all": 0.95, "unseen": 0.90}, {"all": 0.92, "unseen": 0.80})
+    rows = pilot.table(pilot.decide(results)).splitlines()
+    assert rows[2].startswith("| today's | 0, 1, 2 | 0.90") and "| yes | yes |" in rows[2], rows
+    assert "+10.0 (" in rows[2] and "+3.0 (" in rows[2], rows[2]  # D unseen, D all, in points
+    assert rows[-1].startswith("Not over: chosen today's"), rows[-1]
+    _fill(results, today, CONFIRMING, {"all": 0.95, "unseen": 0.90}, {"all": 0.92, "unseen": 0.80})
+    state = pilot.decide(results)
+    rows = pilot.table(state).splitlines()
+    assert [r.split(" | ")[0] for r in rows[2:5]] == ["| today's", "| today's, confirming", "| today's, six seeds"]
+    assert rows[-1] == f"Outcome: confirmed, better; the bundled teacher's pre-training seed: {state['bundled_seed']}."

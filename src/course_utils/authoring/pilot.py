@@ -429,14 +429,53 @@ def estimate() -> dict:
     return {"phases": minutes, "best": 2 * minutes[0], "worst": sum(minutes) + minutes[-1]}
 
 
+def table(state: dict) -> str:
+    """A markdown table of every phase the pilot's ``state`` (its report's) holds: the recipes tried on
+    the choosing seeds, then the chosen one's confirmation and its six seeds when measured. Per phase:
+    each model's mean accuracy on each part, the difference D (teacher - three-layer, points) with
+    Welch's interval over the pre-training seeds, the plateau rule and whether the phase passes; under
+    it, the outcome so far."""
+    phases = [(f"{t['recipe']}", t) for t in state.get("tried", [])]
+    phases += [(f"{state['chosen']}, confirming", state["confirming"])] if state.get("confirming") else []
+    phases += [(f"{state['chosen']}, six seeds", state["six_seeds"])] if state.get("six_seeds") else []
+    level = f"{models.PILOT_LEVEL:.0%}"
+    rows = ["| recipe | seeds | teacher unseen | three-layer unseen | D unseen (Welch " + level + ") "
+            "| teacher all | three-layer all | D all (Welch " + level + ") | plateau | passes |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def d(phase, part):
+        low, high = phase["welch"][part]["interval"]
+        return f"{100 * phase['difference'][part]:+.1f} ({100 * low:+.1f} to {100 * high:+.1f})"
+
+    for name, phase in phases:
+        means = phase["means"]
+        rows.append(f"| {name} | {', '.join(map(str, phase['seeds']))} "
+                    f"| {means['teacher']['unseen']:.3f} | {means['three-layer']['unseen']:.3f} | {d(phase, 'unseen')} "
+                    f"| {means['teacher']['all']:.3f} | {means['three-layer']['all']:.3f} | {d(phase, 'all')} "
+                    f"| {'yes' if phase['plateau'] else 'no'} | {'yes' if phase['passes'] else 'no'} |")
+    if state.get("outcome"):
+        rows.append(f"\nOutcome: {state['outcome']}; the bundled teacher's pre-training seed: {state['bundled_seed']}.")
+    else:
+        rows.append(f"\nNot over: chosen {state.get('chosen') or 'nothing yet'}; `make pilot` resumes.")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course_utils.authoring.pilot",
                                      description="make pilot: issue 58's teacher pilot, on the validation split only "
                                                  "(declared in course_utils.models, PILOT_*); resumable job by job.")
     parser.add_argument("--estimate", action="store_true", help="print the declared time estimate and exit")
+    parser.add_argument("--table", action="store_true",
+                        help="print the committed report's phases as a markdown table (nothing runs) and exit")
     args = parser.parse_args(argv)
     if args.estimate:
         print(json.dumps(estimate(), indent=1))
+        return 0
+    if args.table:
+        if not REPORT.is_file():
+            print(f"no pilot report at {REPORT}: run `make pilot`")
+            return 1
+        print(table(json.loads(REPORT.read_text(encoding="utf-8"))["state"]))
         return 0
     require_checkout()
     report = run_pilot()
