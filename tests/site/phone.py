@@ -296,9 +296,10 @@ def first_contentful_paint(browser, url: str, runs: int = FCP_VISITS) -> dict:
     ``before_paint``, the files any visit fetched before its paint (their names, without the query).
 
     A timing, so a measure, not a check: on the 2-core development machine the theme alone (its 470 kB
-    of stylesheets: the page ``THEME_PAGE``, with no lesson on it) paints at 1.0–1.75 s, and the
-    medians of seven visits of one lesson spread from 1.3 to 1.9 s between two runs minutes apart,
-    with the lesson adding 0–0.3 s to the theme's paint in visits taken in turn. What the course
+    of stylesheets: the page ``THEME_PAGE``, with no lesson on it) paints at 1.0–1.6 s (medians of
+    seven visits, in different minutes), the medians of five visits of one lesson moved from 1.8 to
+    1.3 s between two runs minutes apart, and a lesson added 0–0.3 s to the theme's paint in visits
+    taken in turn. What the course
     controls is checked from the same visits: nothing of its own is fetched before the paint."""
     visits = [_first_contentful_paint(browser, url) for _ in range(runs)]
     return {"fcp_ms": sorted(fcp for fcp, _ in visits)[runs // 2],
