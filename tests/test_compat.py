@@ -141,6 +141,18 @@ def test_read_junit_counts_cells_per_lesson_and_names_each_failure(tmp_path):
                         "08_using_distilbert Cell 8: Timeout of 600 seconds exceeded executing cell"]
 
 
+def test_a_failure_is_named_by_the_exception_line_not_the_carets_printed_after_it():
+    # what CI printed for plotly 5.20's refusal of font weight: "09_since_distilbert Cell 12: ^^^^^^"
+    text = ("File .../basedatatypes.py:4392, in _process_kwargs\n-> 4392 raise err\n\n"
+            "#x1B[31mValueError#x1B[39m: Invalid property specified for object of type "
+            "plotly.graph_objs.layout.annotation.Font: 'weight'\n\nDid you mean \"size\"?\n\n"
+            "    Valid properties:\n        color\n        size\n\nBad property path:\nweight\n^^^^^^\n")
+    assert compat._reason(text) == ("ValueError: Invalid property specified for object of type "
+                                    "plotly.graph_objs.layout.annotation.Font: 'weight'")
+    assert compat._reason("something odd\n   ^^^\n") == "something odd"
+    assert compat._reason("") == "(no message)"
+
+
 def test_the_table_marks_failed_lessons_and_a_failed_stack_fails(tmp_path):
     report = tmp_path / "junit.xml"
     report.write_text(JUNIT)

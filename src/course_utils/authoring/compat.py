@@ -254,13 +254,16 @@ def read_junit(report: Path) -> tuple[dict[str, tuple[int, int]], list[str]]:
 
 
 def _reason(text: str) -> str:
-    """The line of a failed cell's report that says why: a timeout, else the traceback's last line."""
+    """The line of a failed cell's report that says why: a timeout, else the exception's own line
+    (``ValueError: ...``; plotly and Python print more after it, down to a row of ``^``), else the
+    traceback's last line that is not only carets."""
     text = re.sub(r"(?:#x1B|\x1b)\[[0-9;]*m", "", text)  # nbval colours its report
     timeout = re.search(r"Timeout of \d+ seconds exceeded[^\n]*", text)
     if timeout:
         return timeout.group(0)
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "(no message)"
+    lines = [line.strip() for line in text.splitlines() if line.strip().strip("^~ ")]
+    raised = [line for line in lines if re.match(r"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b:?", line)]
+    return (raised or lines or ["(no message)"])[-1][:300]
 
 
 def table(results: list[Result], lessons: list[Path]) -> str:

@@ -93,9 +93,10 @@ def kv_cache_layout(tokens: Sequence[str], prompt_length: int, shape: tuple[int,
                     for kind, top in (("k", k_top), ("v", v_top)):
                         shapes.append(_kv_cell(x0, x1, top, i in new, f"step {step} layer {layer} {kind} {i}"
                                                + (" new" if i in new else "")))  # fmt: skip
-                        notes.append(_kv_text((x0 + x1) / 2, top + KV_CELL_PX / 2, html.escape(tokens[i]),
-                                              name=f"step {step} layer {layer} {kind} {i}",
-                                              weight="bold" if i in new else "normal"))  # fmt: skip
+                        label = html.escape(tokens[i])  # <b>, not font weight: plotly < 5.23 has none
+                        notes.append(_kv_text((x0 + x1) / 2, top + KV_CELL_PX / 2,
+                                              f"<b>{label}</b>" if i in new else label,
+                                              name=f"step {step} layer {layer} {kind} {i}"))  # fmt: skip
                 if step:  # the new token's query, over its own cell, reads every cached key
                     q_x = cells + (starts[t - 1] + starts[t]) / 2
                     q_y = y + 8
