@@ -92,7 +92,7 @@ book: $(STAMP)  ## execute the lessons (cached) and build the site into _build/h
 assets: $(STAMP)  ## retrain what the lessons load: tokenizer, teacher, bundled student, lesson 08's runs (about 29 min on 2 cores)
 	$(BIN)/python -m course_utils.authoring.assets --target assets
 
-study: $(STAMP)  ## rerun lesson 07's study on the bundled teacher and student, into assets/report.json (about 55 min)
+study: $(STAMP)  ## rerun lesson 07's study on the bundled teacher and student, into assets/report.json (within 90 min on 2 cores)
 	$(BIN)/python -m course_utils.authoring.assets --target study
 
 # Issue 58's teacher pilot, declared in models.py (PILOT_*): the six-layer teacher against the three-layer

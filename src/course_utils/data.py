@@ -598,17 +598,46 @@ TASK_KEEP = {"lexical": 1.0, "relative clause": 1.0, "but": 0.35, "negation": 0.
 TASK_SEED = 3
 # Held-out sentences the task draws from: validation keeps about 1,900, test about 5,200, so that
 # its unseen slice holds over 600.
-TASK_POOL = {"validation": 4_400, "test": 12_000}
+TASK_POOL = {"validation": 4_400, "test": 12_000, "development": 12_000}
+# The test pool, fresh in the study's round three (issue 58): drawn from its own grammar seed, none of
+# its sentences in the training split, the validation pool or the development pool. The development
+# pool is the test pool of every earlier round (the grammar was chosen on it, and round two's
+# results were read on it): it stays for development, never for a number the course reports.
+TEST_POOL_SEED = 4
+TASK_SPLITS = ("train", "validation", "test", "development")
+
+
+@functools.lru_cache(maxsize=None)
+def _fresh_test_pool() -> tuple[Sentence, ...]:
+    """The first :data:`TASK_POOL` ``["test"]`` sentences of grammar seed :data:`TEST_POOL_SEED` that are
+    in no other pool (training split, validation pool, development pool) and not repeated."""
+    seen = {s.words for s in corpus("train")} | {s.words for s in _held_out("validation", TASK_POOL["validation"])}
+    seen |= {s.words for s in _held_out("test", TASK_POOL["development"])}
+    grammar = Grammar(TEST_POOL_SEED)
+    pool: list[Sentence] = []
+    while len(pool) < TASK_POOL["test"]:
+        sentence = grammar.sentence()
+        if sentence.words not in seen:
+            seen.add(sentence.words)
+            pool.append(sentence)
+    return tuple(pool)
 
 
 @functools.lru_cache(maxsize=None)
 def _task_draw(split: str) -> tuple[Sentence, ...]:
-    """Each sentence of ``split`` (of a held-out pool of :data:`TASK_POOL` sentences for validation and
-    test) kept with the probability :data:`TASK_KEEP` gives its kind, by a seeded draw (:data:`TASK_SEED`)."""
-    if split not in SPLIT_SEEDS:
-        raise ValueError(f"expected split to be one of {sorted(SPLIT_SEEDS)}, got {split!r}")
-    pool = corpus("train") if split == "train" else _held_out(split, TASK_POOL[split])
-    draws = np.random.default_rng([TASK_SEED, SPLIT_SEEDS[split]]).random(len(pool))
+    """Each sentence of ``split``'s pool (the training split; :data:`TASK_POOL` held-out sentences for
+    validation, test and development) kept with the probability :data:`TASK_KEEP` gives its kind, by
+    a seeded draw (:data:`TASK_SEED` and the pool's grammar seed)."""
+    if split not in TASK_SPLITS:
+        raise ValueError(f"expected split to be one of {TASK_SPLITS}, got {split!r}")
+    if split == "test":
+        pool, seed = _fresh_test_pool(), TEST_POOL_SEED
+    elif split == "development":  # the old test pool: the test split's generator, as every earlier round drew it
+        pool, seed = _held_out("test", TASK_POOL["development"]), SPLIT_SEEDS["test"]
+    else:
+        pool = corpus("train") if split == "train" else _held_out(split, TASK_POOL[split])
+        seed = SPLIT_SEEDS[split]
+    draws = np.random.default_rng([TASK_SEED, seed]).random(len(pool))
     return tuple(s for s, u in zip(pool, draws) if u < TASK_KEEP[s.kind])
 
 
@@ -617,8 +646,9 @@ def sentiment_task(split: str = "train") -> tuple[Sentence, ...]:
     """The sentiment task's labelled sentences of ``split``.
 
     ``"train"``: the labelled pool, the training split's sentences without a held-out word, each
-    kept with the probability of its :attr:`Sentence.kind` (:data:`TASK_KEEP`). ``"validation"`` and
-    ``"test"``: the same draw from their held-out pools, every slice (:func:`slice_of`) included."""
+    kept with the probability of its :attr:`Sentence.kind` (:data:`TASK_KEEP`). ``"validation"``,
+    ``"test"`` and ``"development"`` (earlier rounds' test set, :data:`TEST_POOL_SEED`): the same draw
+    from their held-out pools, every slice (:func:`slice_of`) included."""
     drawn = _task_draw(split)
     return tuple(s for s in drawn if slice_of(s) == "seen") if split == "train" else drawn
 

@@ -50,6 +50,7 @@ class Paired:
     t: float
     p: float
     interval: tuple[float, float]
+    level: float = LEVEL
 
     @property
     def significant(self) -> bool:
@@ -59,13 +60,16 @@ class Paired:
 
     def __str__(self) -> str:
         low, high = self.interval
-        return f"{self.mean:+.4f} (95% interval {low:+.4f} to {high:+.4f}; n = {self.n}, p = {self.p:.3g})"
+        return (f"{self.mean:+.4f} ({self.level:.1%} interval {low:+.4f} to {high:+.4f}; n = {self.n}, "
+                f"p = {self.p:.3g})")
 
 
-def paired(a: Sequence[float], b: Sequence[float]) -> Paired:
-    """The paired comparison of ``a`` and ``b``, one value per seed each, in the same seed order."""
+def paired(a: Sequence[float], b: Sequence[float], level: float = LEVEL) -> Paired:
+    """The paired comparison of ``a`` and ``b``, one value per seed each, in the same seed order;
+    its interval at ``level`` (a Holm step's: :func:`holm_levels`)."""
     from scipy import stats as scipy_stats
 
+    _level(level)
     a, b = _per_seed(a, b)
     differences = a - b
     n = len(differences)
@@ -78,9 +82,15 @@ def paired(a: Sequence[float], b: Sequence[float]) -> Paired:
         sem = std / math.sqrt(n)
         t = mean / sem
         p = float(2 * scipy_stats.t.sf(abs(t), df=n - 1))
-        half = float(scipy_stats.t.ppf(0.5 + LEVEL / 2, df=n - 1)) * sem
+        half = float(scipy_stats.t.ppf(0.5 + level / 2, df=n - 1)) * sem
         interval = (mean - half, mean + half)
-    return Paired(mean=mean, std=std, n=n, t=float(t), p=p, interval=interval)
+    return Paired(mean=mean, std=std, n=n, t=float(t), p=p, interval=interval, level=level)
+
+
+def _level(level) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < level < 1:
+        raise ValueError(f"expected level, an interval's coverage, between 0 and 1 (0.95), got {level!r}")
+    return float(level)
 
 
 @dataclass(frozen=True)
@@ -185,6 +195,73 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p[index]))
         adjusted[index] = running
     return adjusted.tolist()
+
+
+def holm_levels(p_values: Sequence[float], alpha: float = 1 - LEVEL) -> list[float]:
+    """The coverage of each test's interval that agrees with Holm's decision at ``alpha`` (in the
+    order of ``p_values``): Bonferroni at the test's step. Sorted by p, step ``k`` (from 0) of ``m``
+    is held to ``alpha / (m - k)``; Holm rejects steps until the first that fails, and every later
+    test is held to that failed step's level. So a t interval at ``1 - alpha / (m - k)`` excludes 0
+    exactly when Holm rejects its test: ``[0.983, 0.975, 0.95]`` for three tests that all reject."""
+    p = np.asarray(p_values, dtype=float)
+    holm(p)  # checks the p-values
+    if not 0 < alpha < 1:
+        raise ValueError(f"expected alpha between 0 and 1, got {alpha!r}")
+    order = np.argsort(p, kind="stable")
+    m = len(p)
+    levels = np.empty(m)
+    held = None
+    for step, index in enumerate(order):
+        step_alpha = alpha / (m - step) if held is None else held
+        if held is None and p[index] >= step_alpha:
+            held = step_alpha  # the first failure: it and every later test at its level
+        levels[index] = 1 - step_alpha
+    return levels.tolist()
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """A bootstrap interval of a mean paired difference over seeds and test sentences."""
+
+    mean: float
+    interval: tuple[float, float]
+    level: float
+    resamples: int
+
+    def __str__(self) -> str:
+        low, high = self.interval
+        return f"{self.mean:+.4f} ({self.level:.1%} bootstrap interval {low:+.4f} to {high:+.4f})"
+
+
+def bootstrap_paired(right_a, right_b, level: float = LEVEL, resamples: int = 10_000, seed: int = 0) -> Bootstrap:
+    """The percentile bootstrap interval of ``mean over seeds of (accuracy of a - accuracy of b)``,
+    resampling both the seeds (the same for both arms: they are paired) and the test sentences (the
+    same for every seed and arm), so that the interval counts the test set's own sampling too.
+
+    ``right_a``, ``right_b``: ``(seeds, sentences)`` booleans, which sentences each seed's classifier
+    of each arm got right, the seeds in the same order."""
+    a, b = np.asarray(right_a), np.asarray(right_b)
+    if a.ndim != 2 or a.shape != b.shape or a.shape[0] < 2 or a.shape[1] < 2:
+        raise ValueError(f"expected two (seeds, sentences) arrays of the same shape, at least 2 x 2, got shapes "
+                         f"{a.shape} and {b.shape}")
+    if a.dtype != bool or b.dtype != bool:
+        raise ValueError(f"expected booleans (right or wrong per sentence), got {a.dtype} and {b.dtype}")
+    level = _level(level)
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 100:
+        raise ValueError(f"expected resamples, an int of at least 100, got {resamples!r}")
+    seeds, sentences = a.shape
+    difference = a.astype(np.int32) - b.astype(np.int32)  # (seeds, sentences): +1, 0 or -1
+    rng = np.random.default_rng(seed)
+    statistics = np.empty(resamples)
+    for start in range(0, resamples, 1000):  # in blocks: a block's counts are 1000 x sentences
+        size = min(1000, resamples - start)
+        counts = rng.multinomial(sentences, np.full(sentences, 1 / sentences), size=size)  # (size, sentences)
+        per_seed = counts @ difference.T / sentences  # (size, seeds): each seed's difference on the resample
+        chosen = rng.integers(0, seeds, size=(size, seeds))
+        statistics[start:start + size] = np.take_along_axis(per_seed, chosen, axis=1).mean(axis=1)
+    tail = (1 - level) / 2
+    low, high = np.quantile(statistics, [tail, 1 - tail])
+    return Bootstrap(float(difference.mean()), (float(low), float(high)), level, resamples)
 
 
 @dataclass(frozen=True)
@@ -310,3 +387,71 @@ def retention(student: Sequence[float], teacher: Sequence[float], majority: floa
     return Retention(seeds=seeds, ratio=tuple((student / teacher).tolist()),
                      above_majority=tuple(((student - majority) / (teacher - majority)).tolist()),
                      majority=float(majority))
+
+
+@dataclass(frozen=True)
+class StepsWorth:
+    """How many steps of a cheaper method reach a method's mean: ``estimate`` (``inf``: more than the
+    largest budget measured; the smallest budget when the curve starts above it) and its bootstrap
+    ``interval`` at ``level`` (a bound of ``inf``: more than the largest budget)."""
+
+    estimate: float
+    interval: tuple[float, float]
+    level: float
+    target: float
+    curve: dict
+
+    def __str__(self) -> str:
+        def steps(value):
+            return f"more than {max(self.curve):,}" if math.isinf(value) else f"{value:,.0f}"
+
+        low, high = self.interval
+        return f"{steps(self.estimate)} steps ({self.level:.0%} interval {steps(low)} to {steps(high)})"
+
+
+def _crossing(budgets: np.ndarray, means: np.ndarray, target: float) -> float:
+    """Where the curve ``means`` over ``budgets`` (sorted), joined linearly in log2(steps), first
+    reaches ``target``: ``budgets[0]`` if it starts there, ``inf`` if it never does."""
+    if means[0] >= target:
+        return float(budgets[0])
+    for k in range(1, len(budgets)):
+        if means[k] >= target:
+            x0, x1 = np.log2(budgets[k - 1]), np.log2(budgets[k])
+            share = (target - means[k - 1]) / (means[k] - means[k - 1])
+            return float(2 ** (x0 + share * (x1 - x0)))
+    return math.inf
+
+
+def steps_worth(curve: dict, target: Sequence[float], level: float = LEVEL, resamples: int = 10_000,
+                seed: int = 0) -> StepsWorth:
+    """The budget at which a curve of runs reaches a target method's mean accuracy (lesson 07's "what
+    the teacher's outputs are worth in masked-word steps"), with a bootstrap interval.
+
+    ``curve``: ``{steps: [accuracy of each seed]}`` (at least two budgets, two seeds each);
+    ``target``: the target method's accuracy per seed. The estimate is :func:`_crossing` of the
+    curve's means and the target's mean; each resample draws the seeds of every budget and of the
+    target independently, with replacement (the arms' seeds differ), and the interval is the
+    percentile interval of the resampled crossings (a crossing past the largest budget is ``inf``)."""
+    if not isinstance(curve, dict) or len(curve) < 2:
+        raise ValueError(f"expected curve, {{steps: [accuracy per seed]}}, with at least two budgets, got {curve!r}")
+    budgets = np.array(sorted(curve), dtype=float)
+    if (budgets <= 0).any():
+        raise ValueError(f"expected positive numbers of steps, got {sorted(curve)}")
+    runs = [np.asarray(curve[int(b)] if int(b) in curve else curve[b], dtype=float) for b in budgets]
+    target = np.asarray(target, dtype=float)
+    for values in (*runs, target):
+        if values.ndim != 1 or len(values) < 2 or not np.isfinite(values).all():
+            raise ValueError("expected at least two finite accuracies (one per seed) for every budget and the target")
+    level = _level(level)
+    rng = np.random.default_rng(seed)
+    means = np.array([r.mean() for r in runs])
+    estimate = _crossing(budgets, means, float(target.mean()))
+    crossings = np.empty(resamples)
+    resampled = [r[rng.integers(0, len(r), size=(resamples, len(r)))].mean(axis=1) for r in runs]
+    goal = target[rng.integers(0, len(target), size=(resamples, len(target)))].mean(axis=1)
+    for i in range(resamples):
+        crossings[i] = _crossing(budgets, np.array([m[i] for m in resampled]), goal[i])
+    tail = (1 - level) / 2
+    low, high = (float(np.quantile(crossings, q, method="lower" if q < 0.5 else "higher")) for q in (tail, 1 - tail))
+    return StepsWorth(estimate, (low, high), level, float(target.mean()),
+                      {int(b): float(m) for b, m in zip(budgets, means)})

@@ -50,10 +50,9 @@ REPRODUCIBILITY = (
     "other accuracies. What holds everywhere is what the lessons assert: their claims with their "
     "tolerances, not the bits."
 )
-MLM_ONLY = "random, MLM only"  # needs no teacher: trains beside the teacher's pre-training
-# the students that read only the teacher's sizes, not its layers or outputs: they train beside its pre-training
+# the students that read only the teacher's sizes, not its layers or outputs: they train beside its
+# pre-training (none in round three: every arm starts from the teacher's copy)
 TEACHER_FREE = tuple(run for run in models.STUDENT_RUNS if not models.needs_teacher(run))
-BUDGET_CONTROL_JOB = f"student {models.BUDGET_CONTROL_NAME!r} seed {models.BUDGET_CONTROL['seed']}"
 # The two halves of a rebuild (issue 58), so that an instructor who changes a lesson never waits for
 # the study: "assets" (make assets) rebuilds what the lessons load, the tokenizer, the teacher and its
 # fine-tuned copies, the bundled student (the students stage's distilled student of seed 0) and lesson
@@ -65,7 +64,7 @@ TARGETS = {
     "study": ("students", "task-distillation"),
 }
 BUNDLED_STUDENT_JOB = f"student 'distilled' seed {models.STUDENT_SEEDS[0]}"
-STUDY_STALE = ("the study's runs (students, budget_control, task_distillation) were made with the teacher of an "
+STUDY_STALE = ("the study's runs (students, task_distillation) were made with the teacher of an "
                "earlier rebuild: run make study")
 
 
@@ -186,8 +185,6 @@ def plateau_exits(report: dict) -> dict:
         raise TypeError(f"expected the report's dict, got {type(report).__name__}")
     runs = [(f"teacher-sentiment seed {r['seed']}", r) for r in report.get("teacher_fine_tuning_runs", [])]
     runs += [(_student_job(r["run"], r["seed"]), r) for r in report.get("students", {}).get("runs", [])]
-    if "budget_control" in report:
-        runs.append((BUDGET_CONTROL_JOB, report["budget_control"]))
     runs += [(f"plateau {r['schedule']!r} seed {r['seed']}", r) for r in report.get("plateau", {}).get("runs", [])
              if r["schedule"] in models.PLATEAU_SCHEDULES]
     missed = []
@@ -207,10 +204,8 @@ def reported_students(report: dict) -> dict:
     """``{job name: entry}`` of the students stage's runs in ``report`` (every student and the budget
     control), for a target that reruns only some of them."""
     entries = {_student_job(r["run"], r["seed"]): r for r in report.get("students", {}).get("runs", [])}
-    if "budget_control" in report:
-        entries[BUDGET_CONTROL_JOB] = report["budget_control"]
-    needed = {_student_job(run, seed) for run in models.STUDENT_RUNS for seed in models.STUDENT_SEEDS}
-    missing = sorted(needed - set(entries)) + ([] if BUDGET_CONTROL_JOB in entries else [BUDGET_CONTROL_JOB])
+    needed = {_student_job(run, seed) for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run]}
+    missing = sorted(needed - set(entries))
     if missing:
         raise KeyError(f"expected the report to hold every student of the study to keep, got none for {missing[:3]} "
                        f"(run the whole rebuild once: python -m course_utils.authoring.assets)")
@@ -242,16 +237,15 @@ def plan(stages, folder: str, target: str | None = None) -> list[Job]:
         add("teacher", "teacher", _teacher)
     # one thread beside the teacher, which needs only one: what does not need it, the longest first
     if "students" in stages:
-        add(BUDGET_CONTROL_JOB, "students", _budget_control)
         for run in TEACHER_FREE:
-            for seed in models.STUDENT_SEEDS:
+            for seed in models.RUN_SEEDS[run]:
                 add(_student_job(run, seed), "students", _student, (run, seed, None))
     if "teacher-sentiment" in stages:
         add("bag of words", "teacher-sentiment", _bag_of_words)
     # then what needs the teacher: the models others wait for, then the longest runs first
     if "teacher-sentiment" in stages:
         add(bundled_teacher, "teacher-sentiment", _teacher_sentiment, (models.TEACHER_SEEDS[0],), after=["teacher"])
-    distilled = [seed for seed in models.STUDENT_SEEDS]
+    distilled = list(models.RUN_SEEDS["distilled"])
     if "students" in stages:
         for seed in distilled:
             add(_student_job("distilled", seed), "students", _student,
@@ -270,7 +264,7 @@ def plan(stages, folder: str, target: str | None = None) -> list[Job]:
     if "students" in stages:  # the other runs of the study, the slowest (the teacher's outputs) first
         others = [run for run in models.STUDENT_RUNS if run != "distilled" and run not in TEACHER_FREE]
         for run in sorted(others, key=_slowest_first):
-            for seed in models.STUDENT_SEEDS:
+            for seed in models.RUN_SEEDS[run]:
                 add(_student_job(run, seed), "students", _student, (run, seed, None), after=["teacher"])
     if "teacher-sentiment" in stages:
         for seed in models.TEACHER_SEEDS[1:]:
@@ -333,7 +327,7 @@ def _assemble_teacher_sentiment(results: dict) -> dict:
         "bag_of_words_accuracy_test": bag["sentiment_accuracy_test"],
         "bag_of_words_accuracy_by_kind_test": bag["accuracy_by_kind_test"],
         "bag_of_words_accuracy_by_slice_test": bag["accuracy_by_slice_test"],
-        "fine_tuning": dict(models.FINE_TUNING),
+        "fine_tuning": dict(models.TEACHER_FINE_TUNING),
         "fine_tuning_loss_curve": bundled["fine_tuning_loss_curve"],
         "teacher_fine_tuning_runs": [results[_teacher_sentiment_job(seed)] for seed in models.TEACHER_SEEDS],
     }
@@ -375,7 +369,7 @@ def slice_summary() -> dict:
 
 
 def _assemble_students(results: dict) -> dict:
-    runs = [results[_student_job(run, seed)] for run in models.STUDENT_RUNS for seed in models.STUDENT_SEEDS]
+    runs = [results[_student_job(run, seed)] for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run]]
     students = {
         "layers": models.STUDENT_LAYERS,
         "starts": dict(models.STUDENT_STARTS),
@@ -383,12 +377,13 @@ def _assemble_students(results: dict) -> dict:
         "grid": {run: list(corner) for run, corner in models.STUDENT_GRID.items()},
         "erased_words": sorted(data.held_out_words()),
         "distillation": dict(models.DISTILLATION),
+        "recipes": {run: models.run_recipe(run) for run in models.STUDENT_RUNS},
         "fine_tuning": dict(models.STUDENT_FINE_TUNING),
-        "seeds": list(models.STUDENT_SEEDS),
+        "seeds": {run: list(seeds) for run, seeds in models.RUN_SEEDS.items()},
+        "teacher": "every student learns from one teacher, the bundled one",
         "runs": runs,
     }
-    control = dict(results[BUDGET_CONTROL_JOB], name=models.BUDGET_CONTROL_NAME, recipe=dict(models.BUDGET_CONTROL))
-    return {"students": students, "budget_control": control}
+    return {"students": students}
 
 
 def _assemble_plateau(results: dict) -> dict:
@@ -404,6 +399,8 @@ def _assemble_task_distillation(results: dict) -> dict:
     runs = [r for name, r in results.items() if name.startswith("few-label")]
     return {
         "fine_tuning": dict(models.TASK_FINE_TUNING),
+        "teacher_fine_tuning": dict(models.FEW_LABEL_TEACHER_FINE_TUNING),
+        "seeds": list(models.TASK_SEEDS),
         "steps": task_steps(),
         "labelled_pool": len(data.sentiment_task("train")),
         "unlabelled_sentences": len(data.unlabelled_task_text()),
@@ -571,7 +568,7 @@ def _teacher_sentiment(seed: int) -> dict:
     tokenizer, splits, _ = _task_data()
     classifier = _teacher_classifier(seed)
     history = training.train_classifier(classifier, splits["train"], tokenizer.pad_token_id, progress=False,
-                                        **dict(models.FINE_TUNING, seed=seed))
+                                        **dict(models.TEACHER_FINE_TUNING, seed=seed))
     entry = {"seed": seed, **_scores(classifier, history.losses["loss"])}
     if seed == models.TEACHER_SEEDS[0]:
         models.save(classifier, models.BUNDLED["teacher-sentiment"])
@@ -639,22 +636,6 @@ def _student_entry(start, student, history, seed: int) -> tuple[dict, object]:
     entry = {"mlm_accuracy_test": mlm_accuracy, "losses": history.losses, "probes": probed,
              **_scores(classifier.eval(), fine_tuning.losses["loss"])}
     return entry, classifier
-
-
-def _budget_control() -> dict:
-    """The budget control (:data:`course_utils.models.BUDGET_CONTROL`): a random start trained by the
-    masked-LM loss alone for the teacher's pre-training budget, then probed and fine-tuned as the
-    students are; it reads only the teacher's sizes, so it trains beside the teacher's pre-training."""
-    from transformers import BertForMaskedLM
-
-    tokenizer, splits = _worker_data()
-    sizes = BertForMaskedLM(models.teacher_config(tokenizer))  # never trained: only its sizes are read
-    seed = models.BUDGET_CONTROL["seed"]
-    start = models.student_start("random", seed, sizes, tokenizer)
-    student, history = models.train_student(MLM_ONLY, seed, sizes, tokenizer, splits["train"],
-                                            recipe=models.BUDGET_CONTROL, progress=False)
-    entry, _ = _student_entry(start, student, history, seed)
-    return {"run": MLM_ONLY, "seed": seed, **entry}
 
 
 def _sweep_run(lr: float, seed: int) -> dict:
@@ -799,7 +780,8 @@ def _task_distillation_run(labelled: int, seed: int, arm: str, folder: str) -> d
         student = (DistilBertForMaskedLM.from_pretrained(str(student_folder)) if student_folder.exists()
                    else models.load_bundled("student") if seed == models.STUDENT_SEEDS[0] else None)
         classifier = _classifier_from(student, seed)
-    settings = {k: v for k, v in models.TASK_FINE_TUNING.items() if k != "epochs"}
+    recipe = models.FEW_LABEL_TEACHER_FINE_TUNING if arm == models.FEW_LABEL_TEACHER else models.TASK_FINE_TUNING
+    settings = {k: v for k, v in recipe.items() if k != "epochs"}
     history = training.train_classifier(classifier, sentences, pad_id, progress=False, objective=objective,
                                         steps=task_steps(), **dict(settings, seed=seed))
     seen = training.Encoded([sentences.ids[i] for i in rows], [sentences.labels[i] for i in rows])  # gold labels

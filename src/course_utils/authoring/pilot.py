@@ -145,7 +145,7 @@ def _pretrain(model: str, pretraining: dict, seed: int, folder: str, scale: dict
             trained, history = rebuild.pretrained_teacher(tokenizer, corpus["train"], recipe, **sizes)
         elif model == "three-layer":  # the budget control's model: the teacher's sizes, read only
             shape = BertForMaskedLM(models.teacher_config(tokenizer, **sizes))
-            trained, history = models.train_student(rebuild.MLM_ONLY, seed, shape, tokenizer, corpus["train"],
+            trained, history = models.train_student(models.THREE_LAYER_RUN, seed, shape, tokenizer, corpus["train"],
                                                      recipe=recipe, progress=False)
         else:
             raise ValueError(f"expected model to be one of {models.PILOT_MODELS}, got {model!r}")
