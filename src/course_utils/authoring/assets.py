@@ -140,7 +140,7 @@ def rebuild(stages=None, progress: bool = True, *, target: str | None = None) ->
         ran = [job for job in planned if job.stage == stage]
         results = {job.name: done[job.name][0] for job in ran}
         if stage == "students" and target is not None:  # the students this target does not rerun: as reported
-            results = {**reported_students(result), **results}
+            results = {**reported_students(result, complete=target == "study"), **results}
         built = ASSEMBLE[stage](results)
         key = REPORT_KEYS[stage]
         if key is None:
@@ -200,11 +200,13 @@ def _student_job(run: str, seed: int) -> str:
     return f"student {run!r} seed {seed}"
 
 
-def reported_students(report: dict) -> dict:
+def reported_students(report: dict, complete: bool = True) -> dict:
     """``{job name: entry}`` of the students stage's runs in ``report`` (every student and the budget
     control), for a target that reruns only some of them."""
     entries = {_student_job(r["run"], r["seed"]): r for r in report.get("students", {}).get("runs", [])}
     needed = {_student_job(run, seed) for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run]}
+    if not complete:  # the assets' rebuild: the study's runs it keeps are stale anyway (study_stale)
+        return {name: entry for name, entry in entries.items() if name in needed}
     missing = sorted(needed - set(entries))
     if missing:
         raise KeyError(f"expected the report to hold every student of the study to keep, got none for {missing[:3]} "
@@ -294,12 +296,15 @@ def plan(stages, folder: str, target: str | None = None) -> list[Job]:
     return jobs
 
 
-def _slowest_first(run: str) -> int:
-    """0 for a run that reads the teacher's outputs, 1 for the masked-LM loss alone, 2 for no distillation."""
+def _slowest_first(run: str) -> float:
+    """Minus a run's cost in masked-word steps (a step with the teacher's outputs costs about 1.9:
+    it runs the teacher too; no distillation costs nothing): sorted by it, the longest runs start
+    first and the short ones fill the end of the schedule."""
     weights = models.STUDENT_RUNS[run][1]
     if weights is None:
-        return 2
-    return 1 if weights.get("ce") == 0.0 and weights.get("cos") == 0.0 else 0
+        return 0.0
+    steps = models.run_recipe(run)["steps"]
+    return -steps * (1.0 if weights.get("ce") == 0.0 and weights.get("cos") == 0.0 else 1.9)
 
 
 def _few_label_job(labelled: int, arm: str, seed: int) -> str:
@@ -369,7 +374,8 @@ def slice_summary() -> dict:
 
 
 def _assemble_students(results: dict) -> dict:
-    runs = [results[_student_job(run, seed)] for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run]]
+    names = [_student_job(run, seed) for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run]]
+    runs = [results[name] for name in names if name in results]  # all of them, but after make assets alone
     students = {
         "layers": models.STUDENT_LAYERS,
         "starts": dict(models.STUDENT_STARTS),
