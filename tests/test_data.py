@@ -305,10 +305,12 @@ TRAIN_DIGEST = "27ebb89216c3de8e30143eba818d8a83b5b01b3d8d6e3eb8abacc6c1a18f7b70
 
 
 def test_the_sentiment_task_keeps_each_kind_at_its_rate_and_negation_a_minority():
-    for split in ("train", "validation", "test"):
+    pools = {"train": data.corpus("train"), "validation": data._held_out("validation", data.TASK_POOL["validation"]),
+             "test": data._fresh_test_pool(), "development": data._held_out("test", data.TASK_POOL["development"])}
+    for split in data.TASK_SPLITS:
         task = data.sentiment_task(split)
         assert task == data.sentiment_task(split)  # seeded
-        pool = data.corpus("train") if split == "train" else data._held_out(split, data.TASK_POOL[split])
+        pool = pools[split]
         drawn = data._task_draw(split)
         assert set(drawn) <= set(pool)
         # labelled sentences: the draw's seen slice; validation and test: the whole draw
@@ -322,7 +324,12 @@ def test_the_sentiment_task_keeps_each_kind_at_its_rate_and_negation_a_minority(
             kept = kinds.count(kind)
             assert abs(kept - keep * available) <= 4 * (available * keep * (1 - keep)) ** 0.5 + 1e-9, kind
     assert 4_500 < len(data.sentiment_task("test")) < 6_000
-    assert data.corpus("test") == data._held_out("test", data.TASK_POOL["test"])[:2_000]  # the corpus's split is the pool's start
+    # the development pool is the earlier rounds' test pool, whose start is the corpus's test split
+    assert data.corpus("test") == pools["development"][:2_000]
+    # the fresh test pool shares no sentence with any other pool, nor repeats one
+    fresh = {s.words for s in pools["test"]}
+    assert len(fresh) == len(pools["test"]) == data.TASK_POOL["test"]
+    assert not fresh & {s.words for split in ("train", "validation", "development") for s in pools[split]}
     with pytest.raises(ValueError, match="expected split to be one of"):
         data.sentiment_task("dev")
 

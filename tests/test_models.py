@@ -333,28 +333,25 @@ def _after(planned):
     return {job.name: set(job.after) for job in planned}
 
 
-def test_what_needs_no_teacher_is_planned_to_run_beside_its_pre_training(tmp_path):
-    """The teacher pre-trains on one thread: the budget control, the random MLM-only students and the
-    bag of words wait for nothing, so the second worker runs them meanwhile; every other job waits
-    for the models it loads (the copies and the erased copies wait for the teacher)."""
+def test_the_study_waits_for_the_teacher_and_starts_its_longest_runs_first(tmp_path):
+    """The teacher pre-trains on one thread while the bag of words, which needs no model, runs on the
+    other; every student of round three starts from the teacher's copy, so each waits for it (the
+    few-label runs for the students or teachers they read). The study's runs go longest first (cost
+    in masked-word steps), so the short ones fill the end of the schedule."""
     planned = assets.plan(assets.STAGES, str(tmp_path))
     after = _after(planned)
-    assert planned[0].name == "teacher" and after["teacher"] == set()
-    assert assets.TEACHER_FREE == (assets.MLM_ONLY,)
-    mlm_only = [assets._student_job(assets.MLM_ONLY, seed) for seed in models.STUDENT_SEEDS]
-    assert [job.name for job in planned[1:2 + len(mlm_only)]] == [assets.BUDGET_CONTROL_JOB, *mlm_only]
-    assert all(after[name] == set() for name in [assets.BUDGET_CONTROL_JOB, *mlm_only])
-    for run in set(models.STUDENT_RUNS) - {assets.MLM_ONLY}:
-        assert all(after[assets._student_job(run, seed)] == {"teacher"} for seed in models.STUDENT_SEEDS)
-    # every run of the study with every seed, once; the bundled student on its two threads
-    students = [job for job in planned if job.stage == "students" and job.name != assets.BUDGET_CONTROL_JOB]
+    assert [job.name for job in planned[:2]] == ["teacher", "bag of words"]
+    assert after["teacher"] == after["bag of words"] == set() and assets.TEACHER_FREE == ()
+    for run in models.STUDENT_RUNS:
+        assert all(after[assets._student_job(run, seed)] == {"teacher"} for seed in models.RUN_SEEDS[run])
+    # every run of the study with each of its seeds, once; the bundled student on its two threads
+    students = [job for job in planned if job.stage == "students"]
     assert sorted((job.args[0], job.args[1]) for job in students) == sorted(
-        (run, seed) for run in models.STUDENT_RUNS for seed in models.STUDENT_SEEDS)
+        (run, seed) for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run])
     assert [job.name for job in students if job.threads == 2] == [assets._student_job("distilled", 0)]
-    # the runs that read the teacher's outputs before the cheaper ones
-    order = [job.args[0] for job in students if job.args[0] not in ("distilled", assets.MLM_ONLY)]
+    order = [job.args[0] for job in students if job.args[0] != "distilled"]
     ranks = [assets._slowest_first(run) for run in order]
-    assert ranks == sorted(ranks) and ranks[-1] == 2
+    assert ranks == sorted(ranks) and order[0] == models.budget_run(2000) and order[-1] == "copy, no distillation"
     for seed in models.TASK_SEEDS:
         student = assets._student_job("distilled", seed)
         teacher = assets._few_label_job(500, models.FEW_LABEL_TEACHER, seed)
@@ -362,11 +359,10 @@ def test_what_needs_no_teacher_is_planned_to_run_beside_its_pre_training(tmp_pat
         for arm in "BC":  # labelled by the teacher fine-tuned on the same labels, of the same seed
             assert after[assets._few_label_job(500, arm, seed)] == {student, teacher}
         assert after[teacher] == {"teacher"}
-    teacher_free = {*mlm_only, assets.BUDGET_CONTROL_JOB, "teacher", "bag of words"}
-    assert all(after[name] for name in after if name not in teacher_free)  # the others wait for a model
+    assert all(after[name] for name in after if name not in ("teacher", "bag of words"))
     # the distilled students of every seed are saved for the few-label runs
     saving = {job.args[1]: job.args[2] for job in planned if job.function is assets._student and job.args[2]}
-    assert saving == {seed: str(assets._student_folder(str(tmp_path), seed)) for seed in models.STUDENT_SEEDS}
+    assert saving == {seed: str(assets._student_folder(str(tmp_path), seed)) for seed in models.RUN_SEEDS["distilled"]}
     short_last = planned[-len(models.TASK_SEEDS) * 3:]  # the short runs end the list
     assert all(job.function is assets._task_distillation_run for job in short_last)
 
@@ -402,7 +398,8 @@ def test_a_stage_rebuilt_alone_waits_only_for_what_this_rebuild_makes(stages, tm
     if stages == ["task-distillation"]:  # the distilled students of seeds 1-4, trained and saved, not fine-tuned
         students = [job for job in planned if job.function is assets._student]
         assert [job.args for job in students] == [
-            ("distilled", seed, str(assets._student_folder(str(tmp_path), seed)), False) for seed in models.STUDENT_SEEDS[1:]]
+            ("distilled", seed, str(assets._student_folder(str(tmp_path), seed)), False)
+            for seed in models.RUN_SEEDS["distilled"][1:]]
     if stages == ["sweep"]:
         assert all(job.after == () for job in planned)  # the bundled student is there already
 
@@ -468,12 +465,14 @@ def test_the_few_label_runs_train_one_epoch_of_the_whole_task_text():
     assert models.TASK_FINE_TUNING["epochs"] == 1.0
 
 
-def test_an_mlm_only_student_reads_only_the_teachers_sizes(tokenizer):
-    """The MLM-only students train while the teacher does, from a teacher of the same sizes that was
-    never trained: the same student, bit for bit, as from the bundled teacher."""
+def test_the_pilots_three_layer_model_reads_only_the_teachers_sizes(tokenizer):
+    """The teacher pilot's three-layer model (a random start, masked words alone) trains while the
+    teacher does, from a teacher of the same sizes that was never trained: the same model, bit for
+    bit, as from the bundled teacher."""
     train = training.encode(data.corpus("train")[:256], tokenizer)
     untrained = BertForMaskedLM(models.teacher_config(tokenizer))
-    students = [models.train_student(assets.MLM_ONLY, 0, teacher, tokenizer, train, steps=2, progress=False)[0]
+    students = [models.train_student(models.THREE_LAYER_RUN, 0, teacher, tokenizer, train, steps=2,
+                                     recipe=models.DISTILLATION, progress=False)[0]
                 for teacher in (untrained, models.load_bundled("teacher"))]
     first, second = (student.state_dict() for student in students)
     assert first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
@@ -580,7 +579,7 @@ def test_retention_pairs_each_student_with_the_teacher_of_its_seed():
         "teacher_fine_tuning_runs": [_scored(seed, 0.9 + 0.01 * seed, (1.0, 0.9, 0.8)) for seed in models.TEACHER_SEEDS],
         "students": {"runs": [_scored(seed, 0.85, (0.95, 0.8, 0.6 + 0.01 * seed), run="distilled")
                               for seed in reversed(models.STUDENT_SEEDS)]
-                     + [_scored(0, 0.5, (0.5, 0.5, 0.5), run=assets.MLM_ONLY)]},
+                     + [_scored(0, 0.5, (0.5, 0.5, 0.5), run="erased, MLM only")]},
         "slices": {"test": {"majority": 0.55, "slices": {name: {"majority": 0.5} for name in data.SLICES}}},
     }
     kept = models.retention(report, "distilled")
@@ -588,7 +587,7 @@ def test_retention_pairs_each_student_with_the_teacher_of_its_seed():
     assert kept["all"].ratio == pytest.approx([0.85 / (0.9 + 0.01 * s) for s in models.STUDENT_SEEDS])
     assert kept["unseen"].above_majority == pytest.approx([(0.1 + 0.01 * s) / 0.3 for s in models.STUDENT_SEEDS])
     assert kept["seen"].majority == 0.5 and kept["all"].majority == 0.55
-    assert models.retention(report, assets.MLM_ONLY)["all"].seeds == (0,)
+    assert models.retention(report, "erased, MLM only")["all"].seeds == (0,)
     assert 0.96 < models.PAPER_RETENTION < 0.97  # 77.0 / 79.5
     with pytest.raises(ValueError, match="expected run to be one of"):
         models.retention(report, "without L_ce")
@@ -616,7 +615,7 @@ def test_the_two_targets_split_the_whole_rebuild_and_take_the_time_the_guide_sta
     assert {job.stage for job in halves["assets"]} == {"teacher", "teacher-sentiment", "students", "sweep", "plateau"}
     assert [job.name for job in halves["assets"] if job.stage == "students"] == [assets.BUNDLED_STUDENT_JOB]
     assert {job.stage for job in halves["study"]} == {"students", "task-distillation"}
-    assert assets.BUDGET_CONTROL_JOB in names["study"]
+    assert set(names["study"]) >= {assets._student_job(models.budget_run(2000), seed) for seed in models.EXPLORATORY_SEEDS}
     for target, planned in halves.items():
         inside = set(names[target])
         assert all(set(job.after) <= inside for job in planned), target
@@ -638,24 +637,24 @@ def test_the_two_targets_split_the_whole_rebuild_and_take_the_time_the_guide_sta
 def test_a_half_of_the_rebuild_keeps_the_students_it_does_not_rerun(monkeypatch, tmp_path):
     """make assets reruns the bundled student alone of the students stage and marks the study stale;
     make study reruns every other student and keeps the bundled one's entry; each records its time."""
-    import copy
     import json
 
-    bundled = models.report()
+    needed = {assets._student_job(run, seed): (run, seed) for run in models.STUDENT_RUNS
+              for seed in models.RUN_SEEDS[run]}
+
+    def entry(run, seed, rerun):
+        return {"run": run, "seed": seed, "steps": 540, "plateau_end": 100, "rerun": rerun}
+
+    earlier = dict(models.report(), students={"runs": [entry(run, seed, False) for run, seed in needed.values()]})
+    earlier.pop("budget_control", None)
     report = tmp_path / "report.json"
-    report.write_text(json.dumps(bundled))
+    report.write_text(json.dumps(earlier))
     monkeypatch.setattr(models, "REPORT", report)
     monkeypatch.setattr(assets.bundle, "record", lambda paths: None)
     monkeypatch.setattr(assets, "worker_pool", _thread_pool)
     monkeypatch.setattr(assets.tokenization, "rebuild", lambda: None)
     monkeypatch.setattr(assets, "_teacher", lambda: {"teacher_parameters": 5})
-    old = {assets._student_job(r["run"], r["seed"]): r for r in bundled["students"]["runs"]}
-
-    def student(run, seed, *rest):
-        return dict(copy.deepcopy(old[assets._student_job(run, seed)]), rerun=True)
-
-    monkeypatch.setattr(assets, "_student", student)
-    monkeypatch.setattr(assets, "_budget_control", lambda: dict(copy.deepcopy(bundled["budget_control"]), rerun=True))
+    monkeypatch.setattr(assets, "_student", lambda run, seed, *rest: entry(run, seed, True))
     for name in ("_teacher_sentiment", "_bag_of_words", "_sweep_run", "_plateau_run", "_task_distillation_run"):
         monkeypatch.setattr(assets, name, lambda *args: {})
     for stage, built in (("teacher-sentiment", {}), ("sweep", {"runs": []}), ("plateau", {"runs": []}),
@@ -663,18 +662,22 @@ def test_a_half_of_the_rebuild_keeps_the_students_it_does_not_rerun(monkeypatch,
         monkeypatch.setitem(assets.ASSEMBLE, stage, lambda results, built=built: built)
 
     first = assets.rebuild(target="assets", progress=False)
-    rerun = {assets._student_job(r["run"], r["seed"]) for r in first["students"]["runs"] if r.get("rerun")}
-    assert rerun == {assets.BUNDLED_STUDENT_JOB} and "rerun" not in first["budget_control"]
-    assert len(first["students"]["runs"]) == len(bundled["students"]["runs"])
+    rerun = {assets._student_job(r["run"], r["seed"]) for r in first["students"]["runs"] if r["rerun"]}
+    assert rerun == {assets.BUNDLED_STUDENT_JOB} and len(first["students"]["runs"]) == len(needed)
     assert first["study_stale"] == assets.STUDY_STALE and first["rebuild_s"]["target"] == "assets"
     assert set(first["targets_s"]["assets"]["stages"]) == set(assets.TARGETS["assets"])
-    # a stage's time stays the sum of its jobs' last seconds, the study's students included
-    every = assets.plan(["students"], str(tmp_path))
-    assert first["timings_s"]["students"] == pytest.approx(sum(first["job_seconds"][job.name] for job in every))
     second = assets.rebuild(target="study", progress=False)
-    rerun = {assets._student_job(r["run"], r["seed"]) for r in second["students"]["runs"] if r.get("rerun")}
-    assert rerun == set(old) and second["budget_control"]["rerun"]  # the bundled one's entry: the assets run's
+    rerun = {assets._student_job(r["run"], r["seed"]) for r in second["students"]["runs"] if r["rerun"]}
+    assert rerun == set(needed)  # the bundled one's entry: the assets run's
     assert "study_stale" not in second and set(second["targets_s"]) == {"assets", "study"}
+    # a stage's time is the sum of its jobs' last seconds, once every job of it has run
+    every = assets.plan(["students"], str(tmp_path))
+    assert second["timings_s"]["students"] == pytest.approx(sum(second["job_seconds"][job.name] for job in every))
     assert json.loads(report.read_text()) == second
+    # make assets on a report of an earlier design keeps only the runs the grid still has
+    earlier["students"]["runs"].append(entry("random, MLM only", 0, False))
+    report.write_text(json.dumps(earlier))
+    third = assets.rebuild(target="assets", progress=False)
+    assert {r["run"] for r in third["students"]["runs"]} == set(models.STUDENT_RUNS)
     with pytest.raises(ValueError, match="not both"):
         assets.rebuild(["teacher"], target="assets")

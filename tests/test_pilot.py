@@ -38,7 +38,7 @@ def test_the_declaration_is_whole_and_consistent():
         assert set(change.pretraining) <= set(models.PRETRAINING) - {"seed"}
         assert set(change.fine_tuning) <= set(models.FINE_TUNING) | {"head_lr"}
     today = models.pilot_recipe(())
-    assert today["pretraining"] == models.PRETRAINING and today["teacher_fine_tuning"] == models.FINE_TUNING
+    assert today["pretraining"] == models.PILOT_BASE_PRETRAINING and today["teacher_fine_tuning"] == models.FINE_TUNING
     both = models.pilot_recipe(changes[:2])
     assert both["name"] == "fine-tuning rate and head + pre-training rate"
     assert both["pretraining"]["lr"] == 5e-4 and both["teacher_fine_tuning"]["head_lr"] == 5e-4

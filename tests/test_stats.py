@@ -182,3 +182,64 @@ def test_detectable_and_seeds_for_invert_power():
 def test_power_functions_say_what_they_expected(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_paired_interval_at_another_level_is_scipys_t_interval():
+    from scipy import stats as scipy_stats
+
+    a, b = [0.80, 0.85, 0.78, 0.90, 0.83], [0.75, 0.80, 0.79, 0.84, 0.78]
+    d = np.subtract(a, b)
+    for level in (0.95, 1 - 0.05 / 3):
+        low, high = scipy_stats.t.interval(level, len(d) - 1, loc=d.mean(), scale=scipy_stats.sem(d))
+        result = stats.paired(a, b, level=level)
+        assert result.interval == pytest.approx((low, high)) and result.level == level
+    assert "98.3% interval" in str(stats.paired(a, b, level=1 - 0.05 / 3))
+    with pytest.raises(ValueError, match="expected level"):
+        stats.paired(a, b, level=95)
+
+
+@pytest.mark.parametrize("p_values, levels", [
+    ([0.001, 0.004, 0.03], [1 - 0.05 / 3, 1 - 0.05 / 2, 0.95]),  # every step rejects
+    ([0.001, 0.04, 0.03], [1 - 0.05 / 3, 0.975, 0.975]),  # the second step fails: the third held to it
+    ([0.2, 0.01, 0.03], [0.975, 1 - 0.05 / 3, 0.975]),  # in any order
+    ([0.02, 0.03, 0.04], [1 - 0.05 / 3] * 3),  # the first step fails: nothing rejected
+])
+def test_holm_levels_are_bonferroni_at_each_step(p_values, levels):
+    assert stats.holm_levels(p_values) == pytest.approx(levels)
+
+
+def test_an_interval_at_its_holm_level_excludes_0_exactly_when_holm_rejects():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        arms = [(rng.normal(0.8 + rng.choice([0, 0.01, 0.03]), 0.02, 6), rng.normal(0.8, 0.02, 6)) for _ in range(3)]
+        tests = [stats.paired(a, b) for a, b in arms]
+        adjusted = stats.holm([t.p for t in tests])
+        for (a, b), level, q in zip(arms, stats.holm_levels([t.p for t in tests]), adjusted):
+            low, high = stats.paired(a, b, level=level).interval
+            assert (low > 0 or high < 0) == (q < 0.05)
+
+
+def test_bootstrap_paired_centres_on_the_difference_and_widens_with_fewer_sentences():
+    rng = np.random.default_rng(1)
+    a, b = rng.random((8, 800)) < 0.75, rng.random((8, 800)) < 0.68
+    result = stats.bootstrap_paired(a, b, resamples=2000)
+    assert result.mean == pytest.approx(a.mean() - b.mean())
+    low, high = result.interval
+    assert low < result.mean < high and 0 < low
+    narrow = stats.bootstrap_paired(a[:, :100], b[:, :100], resamples=2000)
+    assert narrow.interval[1] - narrow.interval[0] > high - low
+    assert stats.bootstrap_paired(a, b, resamples=2000) == result  # seeded
+    with pytest.raises(ValueError, match="booleans"):
+        stats.bootstrap_paired(a.astype(int), b.astype(int))
+    with pytest.raises(ValueError, match="same shape"):
+        stats.bootstrap_paired(a, b[:, :10])
+
+
+def test_steps_worth_interpolates_in_log_steps_and_says_when_the_curve_never_gets_there():
+    curve = {250: [0.60, 0.62], 500: [0.70, 0.70], 1000: [0.80, 0.80], 2000: [0.90, 0.90]}
+    assert stats.steps_worth(curve, [0.75, 0.75], resamples=200).estimate == pytest.approx(math.sqrt(500 * 1000))
+    assert stats.steps_worth(curve, [0.55, 0.56], resamples=200).estimate == 250
+    never = stats.steps_worth(curve, [0.95, 0.96], resamples=200)
+    assert math.isinf(never.estimate) and "more than 2,000" in str(never)
+    with pytest.raises(ValueError, match="at least two budgets"):
+        stats.steps_worth({250: [0.6, 0.7]}, [0.7, 0.7])

@@ -189,7 +189,7 @@ def plateau_exits(report: dict) -> dict:
              if r["schedule"] in models.PLATEAU_SCHEDULES]
     missed = []
     for name, run in runs:
-        steps = run.get("steps", len(run["fine_tuning_loss_curve"]))  # a report of before steps was recorded
+        steps = run["steps"] if "steps" in run else len(run["fine_tuning_loss_curve"])  # a report of before steps
         limit = models.plateau_limit(steps)
         if run["plateau_end"] is None or run["plateau_end"] > limit:
             missed.append({"run": name, "steps": steps, "plateau_end": run["plateau_end"], "limit": limit})
