@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM, DistilBertForMaskedLM
+from transformers import BertConfig, BertForMaskedLM
 
-from course_utils import data, distill, models, students, tokenization, training
+from course_utils import data, distill, models, tokenization, training
 from course_utils.authoring import assets
 
 
