@@ -204,7 +204,8 @@ def reported_students(report: dict, complete: bool = True) -> dict:
     """``{job name: entry}`` of the students stage's runs in ``report`` (every student and the budget
     control), for a target that reruns only some of them."""
     entries = {_student_job(r["run"], r["seed"]): r for r in report.get("students", {}).get("runs", [])}
-    needed = {_student_job(run, seed) for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run]}
+    needed = {_student_job(run, seed) for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run]
+              if run not in models.STUDY_CUTS}
     if not complete:  # the assets' rebuild: the study's runs it keeps are stale anyway (study_stale)
         return {name: entry for name, entry in entries.items() if name in needed}
     missing = sorted(needed - set(entries))
@@ -214,7 +215,7 @@ def reported_students(report: dict, complete: bool = True) -> dict:
     return entries
 
 
-def plan(stages, folder: str, target: str | None = None) -> list[Job]:
+def plan(stages, folder: str, target: str | None = None, cuts=None) -> list[Job]:
     """The jobs of ``stages``, in the order of priority, each after the jobs whose models it loads;
     of ``target`` only (:func:`in_target`), when given: a job then waits only for jobs of the target,
     and loads the bundled model where it waited for another.
@@ -223,7 +224,15 @@ def plan(stages, folder: str, target: str | None = None) -> list[Job]:
     (trained by the students stage, or alone when only the few-label runs are asked; seed 0's is
     the bundled one), and the logits of each few-label teacher, which label its seed's arms B and C.
     A job loads what it needs from the bundle: a stage not rebuilt now is the bundled one.
+    ``cuts``: the study's cuts for time (:data:`course_utils.models.STUDY_CUTS` by default): a run of
+    the students stage, or ``"few-label"`` for the few-label runs; their jobs are not planned.
     """
+    cuts = models.STUDY_CUTS if cuts is None else tuple(cuts)
+    unknown = set(cuts) - set(models.STUDY_CUT_ORDER)
+    if unknown:
+        raise ValueError(f"expected cuts among {models.STUDY_CUT_ORDER}, got {sorted(unknown)}")
+    if "few-label" in cuts:
+        stages = [stage for stage in stages if stage != "task-distillation"]
     jobs: list[Job] = []
     bundled_student = _student_job("distilled", models.STUDENT_SEEDS[0])
     bundled_teacher = _teacher_sentiment_job(models.TEACHER_SEEDS[0])
@@ -264,7 +273,8 @@ def plan(stages, folder: str, target: str | None = None) -> list[Job]:
                 add(_few_label_job(n, models.FEW_LABEL_TEACHER, seed), "task-distillation",
                     _task_distillation_run, (n, seed, models.FEW_LABEL_TEACHER, folder), after=["teacher"])
     if "students" in stages:  # the other runs of the study, the slowest (the teacher's outputs) first
-        others = [run for run in models.STUDENT_RUNS if run != "distilled" and run not in TEACHER_FREE]
+        others = [run for run in models.STUDENT_RUNS if run != "distilled" and run not in TEACHER_FREE
+                  and run not in cuts]
         for run in sorted(others, key=_slowest_first):
             for seed in models.RUN_SEEDS[run]:
                 add(_student_job(run, seed), "students", _student, (run, seed, None), after=["teacher"])
@@ -294,6 +304,51 @@ def plan(stages, folder: str, target: str | None = None) -> list[Job]:
                 for job in jobs if job.name in names]
     job_runner.check(jobs)  # each job after those it waits for
     return jobs
+
+
+def study_seconds(earlier: dict, speed: float, cuts=()) -> dict[str, float]:
+    """Estimated seconds of each job of the study's target (``make study``) with ``cuts``: a job of
+    ``earlier`` (round two's report) keeps its ``job_seconds``; a new seed of a run, that run's mean;
+    a budget arm of masked words alone, the fixed part of a student job (the copy with no
+    distillation: fine-tuning, probes, masked-word accuracy) plus its steps at round two's seconds
+    per masked-word step ("erased, MLM only" at 250 steps, less the fixed part); each times ``speed``
+    (this machine's seconds for a job that took one second on round two's)."""
+    import statistics
+
+    old = earlier["job_seconds"]
+    planned = plan(TARGETS["study"], tempfile.gettempdir(), "study", cuts)
+
+    def mean_of(prefix):
+        values = [v for k, v in old.items() if k.startswith(prefix)]
+        return statistics.fmean(values) if values else None
+
+    fixed = mean_of(_student_job("copy, no distillation", 0)[:-2])
+    per_step = (mean_of(_student_job(models.budget_run(250), 0)[:-2]) - fixed) / models.DISTILLATION["steps"]
+    seconds = {}
+    for job in planned:
+        if job.name in old:
+            estimate = old[job.name]
+        elif job.stage == "students" and job.args[0] in models.STUDENT_STEPS:
+            estimate = fixed + per_step * models.STUDENT_STEPS[job.args[0]]
+        else:
+            estimate = mean_of(job.name.rsplit(" ", 1)[0] + " ")
+        if estimate is None:
+            raise ValueError(f"expected round two's report to time a job like {job.name!r}")
+        seconds[job.name] = estimate * speed
+    return seconds
+
+
+def replay_study(earlier: dict, speed: float) -> list[tuple[tuple[str, ...], float]]:
+    """``[(cuts, replayed seconds)]``: the study's target replayed (:func:`course_utils.authoring.jobs.replay`)
+    with :func:`study_seconds`, with no cut and then each prefix of the declared cut order
+    (:data:`course_utils.models.STUDY_CUT_ORDER`); the first under :data:`course_utils.models.STUDY_BUDGET_S`
+    is the one the declaration makes."""
+    rows = []
+    for k in range(len(models.STUDY_CUT_ORDER) + 1):
+        cuts = models.STUDY_CUT_ORDER[:k]
+        seconds = study_seconds(earlier, speed, cuts)
+        rows.append((cuts, job_runner.replay(plan(TARGETS["study"], tempfile.gettempdir(), "study", cuts), seconds)))
+    return rows
 
 
 def _slowest_first(run: str) -> float:
@@ -374,7 +429,8 @@ def slice_summary() -> dict:
 
 
 def _assemble_students(results: dict) -> dict:
-    names = [_student_job(run, seed) for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run]]
+    names = [_student_job(run, seed) for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run]
+             if run not in models.STUDY_CUTS]
     runs = [results[name] for name in names if name in results]  # all of them, but after make assets alone
     students = {
         "layers": models.STUDENT_LAYERS,
@@ -387,6 +443,7 @@ def _assemble_students(results: dict) -> dict:
         "fine_tuning": dict(models.STUDENT_FINE_TUNING),
         "seeds": {run: list(seeds) for run, seeds in models.RUN_SEEDS.items()},
         "teacher": "every student learns from one teacher, the bundled one",
+        "cut": list(models.STUDY_CUTS),
         "runs": runs,
     }
     return {"students": students}
