@@ -1,0 +1,143 @@
+"""How to read a comparison of two arms run with the same seeds: the pictures of lesson 07's study.
+
+:func:`differences_figure` draws each comparison as a row: every seed's paired difference a dot, their
+mean a bar, the interval a line with caps at the level it was computed at, zero a vertical line, and
+the verdict at the row's end (a declared contrast's, or "exploratory"). :func:`holm_figure` draws
+Holm's step-down: the p-values sorted, each against its step's threshold (alpha / m, alpha / (m - 1),
+..., alpha), filled where the test is rejected. :func:`comparison_rows` builds the rows from the
+results of :func:`course_utils.models.study_results`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import plots
+
+__all__ = ["ComparisonRow", "comparison_rows", "differences_figure", "holm_figure"]
+
+VERDICT_COLOURS = {"higher": plots.color(2), "lower": plots.color(5), "cannot tell": plots.REFERENCE_COLOR,
+                   "exploratory": plots.REFERENCE_COLOR}
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One comparison to draw: its ``label``, each seed's difference (``first - second``, in accuracy),
+    the ``interval`` of their mean at ``level`` and the ``verdict``."""
+
+    label: str
+    differences: tuple[float, ...]
+    interval: tuple[float, float]
+    level: float
+    verdict: str
+
+
+def comparison_rows(results, report: dict) -> list[ComparisonRow]:
+    """The rows of ``results`` (:func:`course_utils.models.study_results` of ``report``), each seed's
+    difference read from the report."""
+    from .. import models
+
+    rows = []
+    for result in results:
+        seeds, a, b = models._paired_runs(report, result.contrast)
+        rows.append(ComparisonRow(result.contrast.name, tuple(np.subtract(a, b).tolist()), result.difference.interval,
+                                  result.difference.level, result.outcome))
+    return rows
+
+
+def _check_rows(rows) -> list[ComparisonRow]:
+    rows = list(rows)
+    if not rows or not all(isinstance(row, ComparisonRow) for row in rows):
+        raise ValueError("expected at least one ComparisonRow (comparison_rows builds them from study_results)")
+    for row in rows:
+        values = [*row.differences, *row.interval]
+        if len(row.differences) < 2 or not np.all(np.isfinite(values)):
+            raise ValueError(f"expected at least two finite differences and a finite interval for {row.label!r}")
+        if row.interval[0] > row.interval[1]:
+            raise ValueError(f"expected an interval (low, high) with low <= high for {row.label!r}, got {row.interval}")
+        if row.verdict not in VERDICT_COLOURS:
+            raise ValueError(f"expected a verdict among {sorted(VERDICT_COLOURS)}, got {row.verdict!r}")
+        if not 0 < row.level < 1:
+            raise ValueError(f"expected a level between 0 and 1 for {row.label!r}, got {row.level!r}")
+    return rows
+
+
+def differences_figure(rows: Sequence[ComparisonRow], *, title: str, points: bool = True) -> go.Figure:
+    """Each comparison a row, in points of accuracy: every seed's difference a dot, the mean a bar,
+    the interval a line with its level, zero a line, and the verdict in the row's label."""
+    rows = _check_rows(rows)
+    plots.require_text("title", title)
+    scale = 100 if points else 1
+    fig = go.Figure()
+    labels = [f"{row.label}<br><i>{row.verdict}</i>" for row in rows]
+    for i, (row, label) in enumerate(zip(rows, labels)):
+        colour = VERDICT_COLOURS[row.verdict]
+        low, high = (scale * v for v in row.interval)
+        fig.add_trace(go.Scatter(x=[low, high], y=[label, label], mode="lines+markers", showlegend=i == 0,
+                                 name="interval", legendgroup="interval",
+                                 line=dict(color=colour, width=4), marker=dict(symbol="line-ns", size=16,
+                                                                               line=dict(width=3, color=colour)),
+                                 hovertemplate=f"{row.level:.1%} interval: %{{x:.1f}}<extra></extra>"))
+        fig.add_trace(go.Scatter(x=[scale * d for d in row.differences], y=[label] * len(row.differences),
+                                 mode="markers", name="each seed", legendgroup="seeds", showlegend=i == 0,
+                                 marker=dict(color="rgba(0,0,0,0)", size=9, line=dict(color=plots.color(0), width=1.5)),
+                                 hovertemplate="a seed: %{x:.1f}<extra></extra>"))
+        mean = scale * float(np.mean(row.differences))
+        fig.add_trace(go.Scatter(x=[mean], y=[label], mode="markers", name="mean", legendgroup="mean",
+                                 showlegend=i == 0, marker=dict(symbol="line-ns", size=26, color="black",
+                                                                line=dict(width=3, color="black")),
+                                 hovertemplate="mean: %{x:.1f}<extra></extra>"))
+        fig.add_annotation(x=high, y=label, text=f"{row.level:.1%}", showarrow=False, xanchor="left", xshift=8,
+                           yshift=12, font=dict(size=11, color=colour))
+    fig.add_vline(x=0, line=dict(color=plots.REFERENCE_COLOR, width=1, dash="dot"))
+    shown = [scale * v for row in rows for v in (*row.differences, *row.interval)]
+    low, high = min(min(shown), 0.0), max(max(shown), 0.0)
+    pad = 0.12 * (high - low or 1)
+    fig.update_xaxes(range=[low - pad, high + 2 * pad])
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.25, x=0))
+    unit = "points of accuracy" if points else "accuracy"
+    return plots._style(fig, title, f"first minus second, {unit}", "", 150 + 90 * len(rows))
+
+
+def holm_figure(names: Sequence[str], p_values: Sequence[float], alpha: float = 0.05, *, title: str) -> go.Figure:
+    """Holm's step-down, drawn: the p-values sorted from the smallest, each a dot at its step against
+    the step's threshold ``alpha / (m - k)`` (a staircase); a test is rejected while its dot is under
+    its step, and the first dot above stops the descent (every later test kept, hollow)."""
+    plots.require_text("title", title)
+    p = np.asarray(p_values, dtype=float)
+    if isinstance(names, str) or len(names) != p.size or p.size == 0:
+        raise ValueError(f"expected one name per p-value, got {len(names)} names for {p.size} p-values")
+    if not np.all((p >= 0) & (p <= 1)):
+        raise ValueError(f"expected p-values in [0, 1], got {p.tolist()}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"expected alpha between 0 and 1, got {alpha!r}")
+    order = np.argsort(p, kind="stable")
+    m = p.size
+    thresholds = [alpha / (m - k) for k in range(m)]
+    rejected, going = [], True
+    for k, index in enumerate(order):
+        going = going and p[index] < thresholds[k]
+        rejected.append(going)
+    steps = [f"step {k + 1}: {names[index]}" for k, index in enumerate(order)]
+    floor = max(min(float(p.min()), min(thresholds)) / 3, 1e-6)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=steps, y=thresholds, mode="lines+markers", name="the step's threshold, alpha / (m - k)",
+                             line=dict(shape="hvh", color=plots.REFERENCE_COLOR, dash="dash"),
+                             marker=dict(symbol="line-ew", size=18, line=dict(width=2, color=plots.REFERENCE_COLOR)),
+                             hovertemplate="threshold %{y:.4f}<extra></extra>"))
+    for flag, name in ((True, "rejected: the difference counts"), (False, "kept: cannot tell")):
+        xs = [steps[k] for k in range(m) if rejected[k] == flag]
+        ys = [max(float(p[order[k]]), floor) for k in range(m) if rejected[k] == flag]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=name,
+                                 marker=dict(size=13, color=plots.color(2) if flag else "white",
+                                             line=dict(width=2, color=plots.color(2) if flag else plots.color(5))),
+                                 hovertemplate="p = %{y:.3g}<extra></extra>"))
+    fig.update_yaxes(type="log", range=[math.log10(floor), 0])
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, x=0))
+    return plots._style(fig, title, "", "p-value (log scale)", 460)

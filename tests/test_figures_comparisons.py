@@ -1,0 +1,50 @@
+"""course_utils.figures.comparisons: every seed, the mean, the interval and the verdict; Holm's steps."""
+
+from __future__ import annotations
+
+import pytest
+
+from course_utils import stats
+from course_utils.figures import comparisons
+
+ROW = comparisons.ComparisonRow("triple - MLM", (0.05, 0.08, 0.10, 0.07), (0.04, 0.11), 0.983, "higher")
+
+
+def test_a_row_draws_each_seed_its_mean_and_its_interval_in_points():
+    fig = comparisons.differences_figure([ROW, comparisons.ComparisonRow("L_ce", (0.2, -0.1), (-0.5, 0.6), 0.95,
+                                                                         "exploratory")], title="Two rows")
+    seeds = [t for t in fig.data if t.name == "each seed"]
+    assert [list(t.x) for t in seeds][0] == pytest.approx([5, 8, 10, 7])
+    intervals = [t for t in fig.data if t.name == "interval"]
+    assert list(intervals[0].x) == pytest.approx([4, 11]) and intervals[0].y[0].endswith("<i>higher</i>")
+    means = [t for t in fig.data if t.name == "mean"]
+    assert means[0].x[0] == pytest.approx(7.5)
+    assert [a.text for a in fig.layout.annotations] == ["98.3%", "95.0%"]
+    assert fig.layout.xaxis.range[0] < -50 and fig.layout.height == 150 + 2 * 90
+
+
+@pytest.mark.parametrize("row, message", [
+    (comparisons.ComparisonRow("x", (0.1,), (0, 1), 0.95, "higher"), "at least two"),
+    (comparisons.ComparisonRow("x", (0.1, 0.2), (1, 0), 0.95, "higher"), "low <= high"),
+    (comparisons.ComparisonRow("x", (0.1, 0.2), (0, 1), 0.95, "equivalent"), "verdict"),
+    (comparisons.ComparisonRow("x", (0.1, 0.2), (0, 1), 95, "higher"), "level"),
+])
+def test_a_wrong_row_is_named(row, message):
+    with pytest.raises(ValueError, match=message):
+        comparisons.differences_figure([row], title="t")
+    with pytest.raises(ValueError, match="at least one ComparisonRow"):
+        comparisons.differences_figure([], title="t")
+
+
+def test_holm_figure_fills_exactly_what_holm_rejects():
+    p = [0.03, 0.001, 0.02]
+    fig = comparisons.holm_figure(["a", "b", "c"], p, title="Holm")
+    threshold, rejected, kept = fig.data
+    assert list(threshold.y) == pytest.approx([0.05 / 3, 0.05 / 2, 0.05])
+    assert list(rejected.x) == ["step 1: b", "step 2: c", "step 3: a"] and not kept.x
+    adjusted = stats.holm(p)
+    assert {x.split(": ")[1] for x in rejected.x} == {n for n, q in zip("abc", adjusted) if q < 0.05}
+    stops = comparisons.holm_figure(["a", "b", "c"], [0.04, 0.001, 0.03], title="Holm")
+    assert list(stops.data[2].x) == ["step 2: c", "step 3: a"]  # 0.03 > 0.025: the descent stops there
+    with pytest.raises(ValueError, match="one name per p-value"):
+        comparisons.holm_figure(["a"], [0.1, 0.2], title="Holm")
