@@ -48,3 +48,16 @@ def test_holm_figure_fills_exactly_what_holm_rejects():
     assert list(stops.data[2].x) == ["step 2: c", "step 3: a"]  # 0.03 > 0.025: the descent stops there
     with pytest.raises(ValueError, match="one name per p-value"):
         comparisons.holm_figure(["a"], [0.1, 0.2], title="Holm")
+
+
+def test_budget_figure_draws_every_seed_the_means_the_target_band_and_the_crossing():
+    curve = {250: [0.60, 0.62], 500: [0.70, 0.70], 1000: [0.80, 0.80]}
+    worth = stats.steps_worth(curve, [0.74, 0.76], resamples=200)
+    fig = comparisons.budget_figure(curve, [0.74, 0.76], "triple loss, 250 steps", worth=worth, title="Budget")
+    seeds, means = fig.data
+    assert list(seeds.x) == [250, 250, 500, 500, 1000, 1000] and list(means.y) == pytest.approx([0.61, 0.70, 0.80])
+    assert fig.layout.shapes[0].y0 == 0.74 and fig.layout.shapes[0].y1 == 0.76  # the target's seeds, a band
+    assert fig.layout.shapes[-1].x0 == pytest.approx(worth.estimate)
+    assert fig.layout.xaxis.type == "log"
+    with pytest.raises(ValueError, match="at least two budgets"):
+        comparisons.budget_figure({250: [0.6]}, [0.7], "t", title="t")

@@ -5,7 +5,9 @@ mean a bar, the interval a line with caps at the level it was computed at, zero 
 the verdict at the row's end (a declared contrast's, or "exploratory"). :func:`holm_figure` draws
 Holm's step-down: the p-values sorted, each against its step's threshold (alpha / m, alpha / (m - 1),
 ..., alpha), filled where the test is rejected. :func:`comparison_rows` builds the rows from the
-results of :func:`course_utils.models.study_results`.
+results of :func:`course_utils.models.study_results`. :func:`budget_figure` draws the budget curve: a
+cheaper method's accuracy at each number of steps, every seed a dot, against a method's mean at its
+own budget, and where the curve reaches it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import plotly.graph_objects as go
 
 from .. import plots
 
-__all__ = ["ComparisonRow", "comparison_rows", "differences_figure", "holm_figure"]
+__all__ = ["ComparisonRow", "budget_figure", "comparison_rows", "differences_figure", "holm_figure"]
 
 VERDICT_COLOURS = {"higher": plots.color(2), "lower": plots.color(5), "cannot tell": plots.REFERENCE_COLOR,
                    "exploratory": plots.REFERENCE_COLOR}
@@ -141,3 +143,38 @@ def holm_figure(names: Sequence[str], p_values: Sequence[float], alpha: float = 
     fig.update_yaxes(type="log", range=[math.log10(floor), 0])
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, x=0))
     return plots._style(fig, title, "", "p-value (log scale)", 460)
+
+
+def budget_figure(curve: dict, target: Sequence[float], target_label: str, *, worth=None, title: str,
+                  y_title: str = "accuracy on the unseen slice") -> go.Figure:
+    """The budget curve: ``curve`` ``{steps: [accuracy of each seed]}`` as dots with their means joined
+    (x in steps, on a log scale), ``target`` (a method's accuracy per seed) as a horizontal band from
+    its lowest to its highest seed with a line at its mean, and, with ``worth``
+    (:class:`course_utils.stats.StepsWorth`), a vertical line where the curve reaches the mean."""
+    plots.require_text("title", title)
+    plots.require_text("target_label", target_label)
+    if not isinstance(curve, dict) or len(curve) < 2:
+        raise ValueError(f"expected curve, {{steps: [accuracy per seed]}}, with at least two budgets, got {curve!r}")
+    budgets = sorted(curve)
+    values = [np.asarray(curve[b], dtype=float) for b in budgets]
+    goal = np.asarray(target, dtype=float)
+    if any(v.size == 0 for v in values) or goal.size == 0 or not np.all(np.isfinite(np.concatenate([*values, goal]))):
+        raise ValueError("expected finite accuracies, at least one per budget and for the target")
+    fig = go.Figure()
+    fig.add_hrect(y0=float(goal.min()), y1=float(goal.max()), fillcolor=plots.color(1), opacity=0.15, line_width=0)
+    fig.add_hline(y=float(goal.mean()), line=dict(color=plots.color(1), width=2),
+                  annotation_text=f"{target_label}: mean", annotation_position="top left",
+                  annotation_font=dict(color=plots.color(1)))
+    fig.add_trace(go.Scatter(x=[b for b, v in zip(budgets, values) for _ in v], y=np.concatenate(values),
+                             mode="markers", name="each seed", marker=dict(color="rgba(0,0,0,0)", size=9,
+                                                                          line=dict(color=plots.color(0), width=1.5)),
+                             hovertemplate="%{x:,} steps: %{y:.3f}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=budgets, y=[float(v.mean()) for v in values], mode="lines+markers", name="mean",
+                             line=dict(color=plots.color(0), width=2), marker=dict(size=7),
+                             hovertemplate="%{x:,} steps, mean %{y:.3f}<extra></extra>"))
+    if worth is not None and math.isfinite(worth.estimate):
+        fig.add_vline(x=worth.estimate, line=dict(color=plots.REFERENCE_COLOR, dash="dot"),
+                      annotation_text=f"{worth.estimate:,.0f} steps", annotation_position="bottom right")
+    fig.update_xaxes(type="log", tickvals=budgets, ticktext=[f"{b:,}" for b in budgets])
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, x=0))
+    return plots._style(fig, title, "steps of masked words alone (log scale)", y_title, 440)
