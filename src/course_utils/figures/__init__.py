@@ -38,6 +38,9 @@ module                  lesson  what it draws
 ``distillation``        07      a distribution softened by a temperature; its explorer; the student's copy of the
                                 teacher; where a start keeps the held-out words' polarity; who
                                 labels what each few-label arm reads
+``comparisons``         07      how to read a comparison of arms run with the same seeds: each
+                                seed's difference, the mean, the interval, the verdict; Holm's
+                                step-down; the budget curve
 ``fine_tuning``         08      one encoder feeding its task heads, each reading its own
                                 vectors; the learning rate of each fine-tuning step;
                                 a frozen encoder's features beside fine-tuning
@@ -48,6 +51,7 @@ module                  lesson  what it draws
 """
 
 from .attention_explorer import AttentionExplorer, head_figure, heads_figure
+from .comparisons import ComparisonRow, budget_figure, comparison_rows, differences_figure, holm_figure
 from .distillation import (
     copy_figure,
     entropy,
@@ -124,6 +128,11 @@ from .tokens import (
 
 __all__ = [
     "AttentionExplorer",
+    "ComparisonRow",
+    "budget_figure",
+    "comparison_rows",
+    "differences_figure",
+    "holm_figure",
     "BEHAVIOURS",
     "MASK_KINDS",
     "MLM_OUTCOMES",
