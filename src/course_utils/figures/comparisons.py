@@ -24,13 +24,14 @@ from .. import plots
 __all__ = ["ComparisonRow", "budget_figure", "comparison_rows", "differences_figure", "holm_figure"]
 
 VERDICT_COLOURS = {"higher": plots.color(2), "lower": plots.color(5), "cannot tell": plots.REFERENCE_COLOR,
-                   "exploratory": plots.REFERENCE_COLOR}
+                   "exploratory": plots.REFERENCE_COLOR, "": plots.color(0)}  # "": a comparison shown alone
 
 
 @dataclass(frozen=True)
 class ComparisonRow:
     """One comparison to draw: its ``label``, each seed's difference (``first - second``, in accuracy),
-    the ``interval`` of their mean at ``level`` and the ``verdict``."""
+    the ``interval`` of their mean at ``level`` and the ``verdict`` (``""``: none, a comparison shown
+    on its own)."""
 
     label: str
     differences: tuple[float, ...]
@@ -76,7 +77,7 @@ def differences_figure(rows: Sequence[ComparisonRow], *, title: str, points: boo
     plots.require_text("title", title)
     scale = 100 if points else 1
     fig = go.Figure()
-    labels = [f"{row.label}<br><i>{row.verdict}</i>" for row in rows]
+    labels = [f"{row.label}<br><i>{row.verdict}</i>" if row.verdict else row.label for row in rows]
     for i, (row, label) in enumerate(zip(rows, labels)):
         colour = VERDICT_COLOURS[row.verdict]
         low, high = (scale * v for v in row.interval)
