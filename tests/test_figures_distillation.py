@@ -193,3 +193,18 @@ def test_the_who_labels_figure_says_who_labels_each_arms_sentences():
 def test_the_who_labels_figure_wants_counts_of_sentences(args):
     with pytest.raises(ValueError, match="a number of sentences, a positive int"):
         figures.who_labels_figure(*args)
+
+
+def test_one_token_figure_draws_each_series_per_token_and_marks_the_label_and_the_erased_words():
+    from course_utils.figures import one_token_figure
+
+    fig = one_token_figure(["cheerful", "kind", "gentle"],
+                           {"the teacher": [0.3, 0.2, 0.1], "the student, before": [0.4, 0.0, 0.0]},
+                           label="cheerful", marked=["kind", "gentle"], title="One token")
+    assert [t.name for t in fig.data] == ["the teacher", "the student, before"]
+    assert list(fig.data[0].y) == ["cheerful (the label)", "kind *", "gentle *"]
+    assert list(fig.data[1].x) == [0.4, 0.0, 0.0] and fig.data[0].orientation == "h"
+    with pytest.raises(ValueError, match="the label among the tokens"):
+        one_token_figure(["a"], {"x": [0.1]}, label="b", title="t")
+    with pytest.raises(ValueError, match="one probability per token"):
+        one_token_figure(["a", "b"], {"x": [0.1]}, label="a", title="t")

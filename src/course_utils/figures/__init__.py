@@ -55,6 +55,7 @@ from .comparisons import ComparisonRow, budget_figure, comparison_rows, differen
 from .distillation import (
     copy_figure,
     entropy,
+    one_token_figure,
     polarity_figure,
     softened,
     temperature_explorer,
@@ -133,6 +134,7 @@ __all__ = [
     "comparison_rows",
     "differences_figure",
     "holm_figure",
+    "one_token_figure",
     "BEHAVIOURS",
     "MASK_KINDS",
     "MLM_OUTCOMES",

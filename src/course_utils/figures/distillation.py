@@ -5,8 +5,9 @@
 own (``T = 1``); :func:`temperature_explorer` puts it behind a slider for ``T`` (a
 :class:`course_utils.widgets.Explorer`). :func:`copy_figure` draws how a student is copied from its
 teacher (and what the study's erased start re-draws), :func:`polarity_figure` where a start keeps
-the polarity of the held-out words (its word table, its guesses), :func:`who_labels_figure` who
-labels what each few-label arm reads.
+the polarity of the held-out words (its word table, its guesses), :func:`one_token_figure`
+distillation at one token (the teacher's soft target, the student before and after), and
+:func:`who_labels_figure` who labels what each few-label arm reads.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from ..validation import positive_number
 from ..widgets import Explorer, Slider
 from . import boxes
 
-__all__ = ["copy_figure", "entropy", "polarity_figure", "softened", "temperature_figure", "temperature_explorer",
-           "who_labels_figure"]
+__all__ = ["copy_figure", "entropy", "one_token_figure", "polarity_figure", "softened", "temperature_figure",
+           "temperature_explorer", "who_labels_figure"]
 
 
 def _check_logits_row(logits, labels: Sequence[str]) -> np.ndarray:
@@ -277,3 +278,31 @@ def who_labels_figure(n_labels: int, n_unlabelled: int) -> go.Figure:
         wide_rows=[[0, 1, 2], [3, 4, 5]], edges=[(0, 1), (2, 1), (0, 3), (1, 4), (1, 5)],
         narrow_rows=[[0, 2], [3, 1], [4, 5]], narrow_edges=[(0, 3), (0, 1), (2, 1), (1, 4), (1, 5)],
     )
+
+
+def one_token_figure(tokens: Sequence[str], series: dict, *, label: str, marked: Sequence[str] = (),
+                     title: str) -> go.Figure:
+    """Distillation at one token: each of ``series`` (``{name: (K,) probabilities}``, the teacher's
+    soft target, the student before, after some steps...) as a bar per token of ``tokens (K,)``, the
+    tokens down the side (horizontal bars: long names read on a phone), grouped by token. ``label``:
+    the token a one-hot label would name (marked "the label"); ``marked``: tokens to star (the
+    erased words)."""
+    tokens = list(tokens)
+    plots.require_text("title", title)
+    if not tokens or isinstance(series, (str, bytes)) or not series:
+        raise ValueError("expected tokens and at least one series {name: probabilities}")
+    if label not in tokens:
+        raise ValueError(f"expected the label among the tokens, got {label!r}")
+    names = [f"{t} (the label)" if t == label else f"{t} *" if t in set(marked) else t for t in tokens]
+    fig = go.Figure()
+    for i, (name, values) in enumerate(series.items()):
+        values = np.asarray(values, dtype=float)
+        if values.shape != (len(tokens),) or not np.all((values >= 0) & (values <= 1)):
+            raise ValueError(f"expected one probability per token ({len(tokens)}) for {name!r}, got {values.shape}")
+        fig.add_trace(go.Bar(y=names, x=plots.significant(values), name=name, orientation="h",
+                             marker=dict(color=plots.color(i), pattern_shape=["", "/", ".", "x"][i % 4],
+                                         line=dict(color="black", width=0.5)),
+                             hovertemplate="%{y}: %{x}<extra>" + name + "</extra>"))
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_layout(barmode="group", bargap=0.25, legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
+    return plots._style(fig, title, "probability", "", 220 + 22 * len(series) * len(tokens))
