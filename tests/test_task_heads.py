@@ -348,3 +348,13 @@ def test_label_tensor_takes_arrays_and_empty_batches():
     assert training.label_tensor(np.array([1, 0])).tolist() == [1, 0]
     assert training.label_tensor([np.array([1, -100]), np.array([2])]).tolist() == [[1, -100], [2, -100]]
     assert training.label_tensor([]).dtype == torch.int64
+
+
+def test_words_with_several_tags_finds_the_words_tagged_two_ways():
+    from course_utils import data, task_heads
+
+    one = data.Sentence(("the", "did", "did", "not", "run", "."), ("DET", "NOUN", "AUX", "PART", "VERB", "PUNCT"),
+                        1, (), ())
+    assert task_heads.words_with_several_tags([one]) == ["did"]
+    with pytest.raises(TypeError, match="data.Sentence"):
+        task_heads.words_with_several_tags(["the did"])

@@ -25,7 +25,8 @@ import torch
 
 from . import data, masking, training
 
-__all__ = ["IGNORE_INDEX", "align_labels", "classification_head", "head_weights", "tag_accuracy", "tagging_data"]
+__all__ = ["IGNORE_INDEX", "align_labels", "classification_head", "head_weights", "tag_accuracy", "tagging_data",
+           "words_with_several_tags"]
 
 IGNORE_INDEX = masking.IGNORE_INDEX  # -100: the label of a token that no loss and no accuracy counts
 
@@ -144,6 +145,18 @@ def tag_accuracy(model, encoded: training.Encoded, pad_id: int, *, batch_size: i
         raise ValueError("expected at least one labelled token (a label other than -100), got none")
     per_tag = {tag: right[i] / total[i] for i, tag in enumerate(data.TAGS) if total[i]}
     return float(right.sum() / total.sum()), per_tag
+
+
+def words_with_several_tags(sentences: Sequence[data.Sentence]) -> list[str]:
+    """The words that ``sentences`` tag in more than one way (sorted): how much of part-of-speech
+    tagging needs the context (in English, "book" is a noun or a verb by its neighbours)."""
+    if isinstance(sentences, data.Sentence) or not all(isinstance(s, data.Sentence) for s in sentences):
+        raise TypeError("expected a sequence of data.Sentence (data.corpus('train'), for instance)")
+    tags: dict[str, set[str]] = {}
+    for sentence in sentences:
+        for word, tag in zip(sentence.words, sentence.tags):
+            tags.setdefault(word, set()).add(tag)
+    return sorted(word for word, seen in tags.items() if len(seen) > 1)
 
 
 def _shape(value) -> str:
