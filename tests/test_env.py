@@ -228,3 +228,10 @@ def test_a_bad_environment_value_is_refused(monkeypatch):
     monkeypatch.setenv(env.LIVE_WIDGETS_ENV, "yes")
     with pytest.raises(ValueError, match="expected COURSE_UTILS_LIVE_WIDGETS to be 0 or 1"):
         env.interactive_frontend()
+
+
+def test_bfloat16_support_reads_the_processors_flags():
+    from course_utils import env
+
+    assert "avx512_bf16 yes, amx_bf16 no" in env.bfloat16_support("processor : 0\nflags : sse avx512_bf16\n")
+    assert "unknown" in env.bfloat16_support("")

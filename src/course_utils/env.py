@@ -149,6 +149,28 @@ def hub_available(timeout: float = 3.0) -> bool:
     return hub_status(timeout=timeout) == "reachable"
 
 
+def bfloat16_support(cpuinfo: str | None = None) -> str:
+    """One line on what this processor offers bfloat16: torch's CPU capability and, on Linux, whether
+    ``/proc/cpuinfo`` lists the bfloat16 instructions (``avx512_bf16``, ``amx_bf16``). ``cpuinfo``:
+    that file's text (read when None); elsewhere the flags are "unknown"."""
+    import torch
+
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as file:
+                cpuinfo = file.read()
+        except OSError:
+            cpuinfo = ""
+    flags = set()
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.partition(":")[2].split())
+            break
+    found = ", ".join(f"{flag} {'yes' if flag in flags else 'no'}" for flag in ("avx512_bf16", "amx_bf16"))
+    return (f"torch's CPU capability: {torch.backends.cpu.get_cpu_capability()}; bfloat16 instructions: "
+            + (found if flags else "unknown (no /proc/cpuinfo flags)"))
+
+
 def setup_notebook(seed: int = DEFAULT_SEED) -> None:
     """Prepare a lesson notebook: seeds, figure rendering and display options.
 
