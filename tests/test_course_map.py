@@ -130,6 +130,15 @@ def test_every_lessons_time_line_is_its_content_time_and_at_most_75_minutes(entr
     )
 
 
+@pytest.mark.parametrize("lab", [e.lab for e in course_map.lessons() if e.lab is not None], ids=lambda p: p.stem)
+def test_every_lab_pages_time_line_is_its_content_time(lab):
+    """A lab page states its time too (07's is the study, on the main path: at most 75 minutes)."""
+    _, stated = course_map.read_lesson(lab)
+    estimate = course_map.study_minutes(lab)
+    assert stated == estimate, f"{lab.stem}: '**Time:** about {stated} minutes', but make minutes reads {estimate}"
+    assert estimate <= minutes.MAIN_PATH_LIMIT
+
+
 def test_the_study_time_is_the_content_models(tmp_path):
     path = tmp_path / "01_x.md"
     path.write_text(" ".join(["word"] * minutes.PROSE_WORDS_PER_MINUTE * 20))

@@ -36,10 +36,10 @@ def code_cell(source: str, tags: list[str] | None = None) -> str:
     return f"{head}{source}\n```\n\n"
 
 
-def test_prose_is_read_at_120_words_a_minute_and_rounded_to_five(tmp_path):
+def test_prose_is_read_at_120_words_a_minute_and_rounded_up_to_five(tmp_path):
     row = minutes.content(page(tmp_path, words(120 * 10) + "\n"))
     assert (row.prose_words, row.code_words, row.minutes) == (1200, 0, 10)
-    assert minutes.content(page(tmp_path, words(120 * 12) + "\n")).minutes == 10
+    assert minutes.content(page(tmp_path, words(120 * 10 + 12) + "\n")).minutes == 15  # 10.1 minutes
     assert minutes.content(page(tmp_path, words(120 * 13) + "\n")).minutes == 15
     assert minutes.content(page(tmp_path, "A few words.\n")).minutes == 5  # never "about 0 minutes"
 

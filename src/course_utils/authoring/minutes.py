@@ -20,7 +20,8 @@ reader of the site sees without opening anything:
 Not counted: solutions, folded blocks (any directive shown as a dropdown: "Going further" blocks,
 answers), cells or parts of cells the site hides (the ``remove-input``, ``remove-output`` and
 ``remove-cell`` tags, and the folded ``hide-input``/``hide-output``/``hide-cell`` ones), and the
-front matter. The total is rounded to the nearest 5 minutes.
+front matter. The total is rounded up to a multiple of 5 minutes: a stated time is never less than
+the model's (issue 60).
 
 Machinery: a prose sentence is counted as **about the course's machinery** when it names the
 machines and checks that make the course reproducible (processors, kernels, instruction sets, bit for
@@ -34,6 +35,7 @@ on a lab page the statistics of the runs are the page's subject and do not count
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from dataclasses import dataclass
@@ -108,8 +110,9 @@ class Content:
 
     @property
     def minutes(self) -> int:
-        """The model's minutes rounded to the nearest 5 (never "about 0 minutes")."""
-        return max(5, 5 * round(self.exact_minutes / 5))
+        """The model's minutes rounded up to a multiple of 5 (never "about 0 minutes"); to the
+        microminute first, so that float noise does not round 75.0000001 up to 80."""
+        return max(5, 5 * math.ceil(round(self.exact_minutes, 6) / 5))
 
     @property
     def machinery_share(self) -> float:
@@ -278,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows))
     print(f"\nminutes: prose at {PROSE_WORDS_PER_MINUTE} words/min, code at {CODE_WORDS_PER_MINUTE} words/min, "
           f"{SECONDS_PER_OUTPUT_LINE} s a printed line, {SECONDS_PER_FIGURE} s a figure, {MINUTES_PER_EXERCISE} min an "
-          f"exercise, rounded to 5 (unrounded in brackets); machinery: share of prose sentences (count/sentences)")
+          f"exercise, rounded up to 5 (unrounded in brackets); machinery: share of prose sentences (count/sentences)")
     if args.sentences:
         for row in rows:
             for sentence in row.machinery_sentences:
