@@ -69,9 +69,8 @@ def test_the_sentiment_task_meets_the_targets_of_issue_40():
     exits = report["plateau_exits"]
     assert exits == assets.plateau_exits(report) and exits["rule"] == models.PLATEAU_RULE
     assert exits["missed"] == [], exits["missed"]
-    assert exits["checked"] == (len(teacher_runs) + len(report["students"]["runs"]) + len(report["plateau"]["runs"])
-                                + 1)  # the budget control
-    for run in teacher_runs + report["students"]["runs"] + [report["budget_control"]]:
+    assert exits["checked"] == len(teacher_runs) + len(report["students"]["runs"]) + len(report["plateau"]["runs"])
+    for run in teacher_runs + report["students"]["runs"]:
         assert run["plateau_end"] == training.plateau_end(run["fine_tuning_loss_curve"])
         assert run["steps"] == len(run["fine_tuning_loss_curve"])
 
@@ -81,7 +80,7 @@ def test_the_report_gives_every_students_retention_of_the_teacher_of_its_seed():
     for run in models.STUDENT_RUNS:
         kept = models.retention(report, run)
         assert list(kept) == ["all", *data.SLICES]
-        assert kept["all"].seeds == tuple(models.STUDENT_SEEDS)
+        assert kept["all"].seeds == tuple(models.RUN_SEEDS[run])
         assert kept["all"].majority == report["slices"]["test"]["majority"]
 
 
@@ -164,20 +163,24 @@ def test_the_report_holds_every_stage_and_the_learning_rate_sweep():
         (lr, seed) for lr in models.LR_SWEEP for seed in models.SWEEP_SEEDS}
     assert models.STUDENT_FINE_TUNING["lr"] not in models.LR_SWEEP  # its runs are the schedule study's
     batches_per_epoch = -(-len(data.sentiment_task("train")) // models.STUDENT_FINE_TUNING["batch_size"])
+    assert models.TEACHER_FINE_TUNING["batch_size"] == models.STUDENT_FINE_TUNING["batch_size"]
     for run in report["students"]["runs"] + report["teacher_fine_tuning_runs"]:
         assert len(run["fine_tuning_loss_curve"]) == models.STUDENT_FINE_TUNING["epochs"] * batches_per_epoch
     assert report["sentiment_task"] == assets.task_summary() and report["slices"] == assets.slice_summary()
-    # the study's students, every run with every seed, and its budget control
+    # the study's students, every run with each of its seeds (round three: no budget control)
     assert [(r["run"], r["seed"]) for r in report["students"]["runs"]] == [
-        (run, seed) for run in models.STUDENT_RUNS for seed in models.STUDENT_SEEDS]
+        (run, seed) for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run]]
+    assert "budget_control" not in report and report["students"]["cut"] == list(models.STUDY_CUTS)
+    assert report["students"]["recipes"] == {run: models.run_recipe(run) for run in models.STUDENT_RUNS}
+    for run in report["students"]["runs"]:
+        if models.STUDENT_RUNS[run["run"]][1] is not None:  # trained: one loss a step
+            assert len(run["losses"]["loss"]) == models.run_recipe(run["run"])["steps"]
     assert report["students"]["grid"] == {run: list(corner) for run, corner in models.STUDENT_GRID.items()}
     assert report["students"]["starts"] == models.STUDENT_STARTS
     assert report["students"]["erased_words"] == sorted(data.held_out_words())
-    assert report["budget_control"]["recipe"] == models.BUDGET_CONTROL
-    assert len(report["budget_control"]["losses"]["mlm"]) == models.BUDGET_CONTROL["steps"]
     # every fine-tuned classifier's score, and the bag of words', per slice beside the whole test set
     scored = (report["students"]["runs"] + report["teacher_fine_tuning_runs"] + report["lr_sweep"]["runs"]
-              + report["plateau"]["runs"] + report["task_distillation"]["runs"] + [report["budget_control"]])
+              + report["plateau"]["runs"] + report["task_distillation"]["runs"])
     test = data.sentiment_task("test")
     slices = np.array([data.slice_of(s) for s in test])
     for run in scored:
@@ -259,11 +262,12 @@ def test_the_report_holds_every_regime_arm_and_seed_of_lesson_07s_few_label_expe
     teachers = [r for r in task["runs"] if r["arm"] == models.FEW_LABEL_TEACHER]
     assert all(0.5 < r["labels_right_on_pool"] <= 1 for r in teachers)  # its labels: its own, not the gold ones
     assert {(r["labelled"], r["arm"], r["seed"]) for r in task["runs"]} == expected
-    assert len(models.TASK_SEEDS) >= 5 and len(task["runs"]) == len(expected)
+    assert len(models.TASK_SEEDS) == 3 and len(task["runs"]) == len(expected)
     assert all(len(r["fine_tuning_loss_curve"]) == task["steps"] == assets.task_steps() for r in task["runs"])
     assert all(0 <= r["sentiment_accuracy_test"] <= 1 and 0 <= r["accuracy_labelled"] <= 1 for r in task["runs"])
     assert all(list(r["accuracy_by_slice_test"]) == list(data.SLICES) for r in task["runs"])
     assert task["fine_tuning"] == models.TASK_FINE_TUNING and task["distillation"] == models.TASK_DISTILLATION
+    assert task["teacher_fine_tuning"] == models.FEW_LABEL_TEACHER_FINE_TUNING
 
 
 def _thread_pool():
