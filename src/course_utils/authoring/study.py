@@ -89,7 +89,13 @@ def budget_lines(report: dict) -> list[str]:
 
 def job_seconds_table(report: dict) -> str:
     """Each arm's job seconds (mean, and the sum over its seeds) and the study's wall time."""
-    seconds = report.get("job_seconds", {})
+    import tempfile
+
+    from . import assets
+
+    planned = {job.name for job in assets.plan(assets.TARGETS["study"], tempfile.gettempdir(), "study")}
+    planned.add(assets.BUNDLED_STUDENT_JOB)
+    seconds = {name: s for name, s in report.get("job_seconds", {}).items() if name in planned}
     lines = ["| job | runs | mean s | total s |", "|---|---|---|---|"]
     groups: dict[str, list[float]] = {}
     for name, value in seconds.items():
