@@ -654,6 +654,7 @@ def test_a_half_of_the_rebuild_keeps_the_students_it_does_not_rerun(monkeypatch,
     report = tmp_path / "report.json"
     report.write_text(json.dumps(earlier))
     monkeypatch.setattr(models, "REPORT", report)
+    monkeypatch.setattr(assets, "JOBS_FILE", tmp_path / "jobs.json")
     monkeypatch.setattr(assets.bundle, "record", lambda paths: None)
     monkeypatch.setattr(assets, "worker_pool", _thread_pool)
     monkeypatch.setattr(assets.tokenization, "rebuild", lambda: None)
@@ -683,5 +684,19 @@ def test_a_half_of_the_rebuild_keeps_the_students_it_does_not_rerun(monkeypatch,
     report.write_text(json.dumps(earlier))
     third = assets.rebuild(target="assets", progress=False)
     assert {r["run"] for r in third["students"]["runs"]} == set(models.STUDENT_RUNS)
+    # what happened to round three's first make study: a report of an earlier design, then make
+    # assets, then make study, which must keep the bundled student and rerun the rest
+    older = dict(earlier, students={"runs": [entry("random, MLM only", s, False) for s in range(5)]})
+    report.write_text(json.dumps(older))
+    with pytest.raises(KeyError, match="run make assets first"):  # before it trains anything
+        assets.rebuild(target="study", progress=False)
+    assets.rebuild(target="assets", progress=False)
+    fourth = assets.rebuild(target="study", progress=False)
+    assert {(r["run"], r["seed"]) for r in fourth["students"]["runs"]} == set(needed.values())
+    # every job's result was saved as it ended: the report can be assembled again from the file
+    saved = json.loads((tmp_path / "jobs.json").read_text())
+    assert set(saved) == {job.name for job in assets.plan(assets.TARGETS["study"], str(tmp_path), "study")}
+    again = assets.rebuild(target="study", progress=False, from_jobs=tmp_path / "jobs.json")
+    assert again["students"] == fourth["students"]
     with pytest.raises(ValueError, match="not both"):
         assets.rebuild(["teacher"], target="assets")

@@ -78,7 +78,7 @@ def in_target(job: Job, target: str) -> bool:
     return job.stage in TARGETS[target]
 
 
-def rebuild(stages=None, progress: bool = True, *, target: str | None = None) -> dict:
+def rebuild(stages=None, progress: bool = True, *, target: str | None = None, from_jobs: Path | None = None) -> dict:
     """Rebuild the bundled assets, stage by stage; write and return their report (``assets/report.json``).
 
     ``stages``: every stage by default; ``target`` (:data:`TARGETS`, instead of ``stages``): one half
@@ -105,6 +105,11 @@ def rebuild(stages=None, progress: bool = True, *, target: str | None = None) ->
     sum of its jobs' (two run at a time), ``job_seconds`` each job's, and ``rebuild_s`` the wall time
     of the last rebuild and its stages (and its target); ``targets_s`` each target's last wall time
     and its stages' seconds. A rebuild of the assets alone marks the study stale (``study_stale``).
+
+    Every job's result is saved as the jobs end, before the report is assembled
+    (:data:`JOBS_FILE`), so that a failure after hours of training loses nothing: ``from_jobs``
+    (that file) assembles the report from a run's saved results instead of running the jobs again.
+    A target that keeps runs it does not rerun checks, before it runs anything, that the report holds them.
     """
     if target is not None and stages is not None:
         raise ValueError("expected stages or a target, not both")
@@ -124,14 +129,26 @@ def rebuild(stages=None, progress: bool = True, *, target: str | None = None) ->
     with tempfile.TemporaryDirectory() as folder:
         every = plan(stages, folder)  # the stages' jobs, whichever run now: a stage's time is theirs
         planned = plan(stages, folder, target)
+        if target == "study" and "students" in stages:  # the students it keeps must be there before it runs
+            kept = {job.name for job in every if job.stage == "students"} - {job.name for job in planned}
+            missing = sorted(kept - set(reported_students(result)))
+            if missing:
+                raise KeyError(f"expected the report to hold the students make study keeps, got none for {missing} "
+                               "(run make assets first)")
         count = iter(range(1, len(planned) + 1))
+        saved: dict = {}
 
-        def report_progress(job, _, seconds):
+        def report_progress(job, job_result, seconds):
+            saved[job.name] = [job_result, seconds]
+            save_jobs(saved)
             if progress:
                 print(f"[{next(count)}/{len(planned)}] {job.name}: {seconds:.0f} s", flush=True)
 
-        with worker_pool() as pool:
-            done = job_runner.run(planned, pool, on_done=report_progress)
+        if from_jobs is not None:
+            done = load_jobs(Path(from_jobs), planned)
+        else:
+            with worker_pool() as pool:
+                done = job_runner.run(planned, pool, on_done=report_progress)
     result.setdefault("job_seconds", {})
     result["job_seconds"].update({name: seconds for name, (_, seconds) in done.items()})
     with tempfile.TemporaryDirectory() as folder:  # a job the plan no longer has (a cut, an earlier design): gone
@@ -143,7 +160,7 @@ def rebuild(stages=None, progress: bool = True, *, target: str | None = None) ->
         ran = [job for job in planned if job.stage == stage]
         results = {job.name: done[job.name][0] for job in ran}
         if stage == "students" and target is not None:  # the students this target does not rerun: as reported
-            results = {**reported_students(result, complete=target == "study"), **results}
+            results = {**reported_students(result), **results}
         built = ASSEMBLE[stage](results)
         key = REPORT_KEYS[stage]
         if key is None:
@@ -203,19 +220,36 @@ def _student_job(run: str, seed: int) -> str:
     return f"student {run!r} seed {seed}"
 
 
-def reported_students(report: dict, complete: bool = True) -> dict:
-    """``{job name: entry}`` of the students stage's runs in ``report`` (every student and the budget
-    control), for a target that reruns only some of them."""
+def reported_students(report: dict) -> dict:
+    """``{job name: entry}`` of the students stage's runs in ``report`` that the study's grid still
+    has (an earlier design's runs are left out), for a target that reruns only some of them."""
     entries = {_student_job(r["run"], r["seed"]): r for r in report.get("students", {}).get("runs", [])}
     needed = {_student_job(run, seed) for run in models.STUDENT_RUNS for seed in models.RUN_SEEDS[run]
               if run not in models.STUDY_CUTS}
-    if not complete:  # the assets' rebuild: the study's runs it keeps are stale anyway (study_stale)
-        return {name: entry for name, entry in entries.items() if name in needed}
-    missing = sorted(needed - set(entries))
+    return {name: entry for name, entry in entries.items() if name in needed}
+
+
+JOBS_FILE = Path(__file__).resolve().parents[3] / "_build" / "rebuild-jobs.json"
+
+
+def save_jobs(saved: dict, path: Path | None = None) -> None:
+    """Write ``{job name: [result, seconds]}`` of the jobs ended so far (atomically: a copy, then a rename)."""
+    path = Path(path or JOBS_FILE)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_suffix(".part")
+    part.write_text(json.dumps(saved) + "\n", encoding="utf-8")
+    part.replace(path)
+
+
+def load_jobs(path: Path, planned) -> dict:
+    """``{job name: (result, seconds)}`` from a saved run (:func:`save_jobs`), checked to hold every
+    planned job."""
+    saved = json.loads(Path(path).read_text(encoding="utf-8"))
+    missing = [job.name for job in planned if job.name not in saved]
     if missing:
-        raise KeyError(f"expected the report to hold every student of the study to keep, got none for {missing[:3]} "
-                       f"(run the whole rebuild once: python -m course_utils.authoring.assets)")
-    return entries
+        raise ValueError(f"expected {path} to hold every planned job, got none for {missing[:3]} "
+                         f"({len(missing)} missing)")
+    return {job.name: tuple(saved[job.name]) for job in planned}
 
 
 def plan(stages, folder: str, target: str | None = None, cuts=None) -> list[Job]:
@@ -868,10 +902,13 @@ def main(argv: list[str] | None = None) -> int:
     chosen.add_argument("--stages", nargs="+", choices=STAGES, help="what to rebuild (default: all)")
     chosen.add_argument("--target", choices=sorted(TARGETS),
                         help="assets: what the lessons load (make assets); study: lesson 07's study (make study)")
+    parser.add_argument("--from-jobs", type=Path, metavar="FILE",
+                        help=f"assemble the report from a run's saved job results (default file: {JOBS_FILE}) "
+                             "instead of running the jobs")
     args = parser.parse_args(argv)
     require_checkout()
     start = time.perf_counter()
-    result = rebuild(args.stages, target=args.target)
+    result = rebuild(args.stages, target=args.target, from_jobs=args.from_jobs)
     keys = [k for k in result if k.endswith("accuracy_test") or k.endswith("parameters")]
     for key in keys:
         print(f"{key}: {result[key]:.4f}" if isinstance(result[key], float) else f"{key}: {result[key]:,}")
