@@ -694,9 +694,32 @@ def test_a_half_of_the_rebuild_keeps_the_students_it_does_not_rerun(monkeypatch,
     fourth = assets.rebuild(target="study", progress=False)
     assert {(r["run"], r["seed"]) for r in fourth["students"]["runs"]} == set(needed.values())
     # every job's result was saved as it ended: the report can be assembled again from the file
-    saved = json.loads((tmp_path / "jobs.json").read_text())
-    assert set(saved) == {job.name for job in assets.plan(assets.TARGETS["study"], str(tmp_path), "study")}
-    again = assets.rebuild(target="study", progress=False, from_jobs=tmp_path / "jobs.json")
+    jobs_file = assets.jobs_file_of("study")
+    saved = json.loads(jobs_file.read_text())
+    assert saved["fingerprint"] == assets.fingerprint()
+    assert set(saved["jobs"]) == {job.name for job in assets.plan(assets.TARGETS["study"], str(tmp_path), "study")}
+    again = assets.rebuild(target="study", progress=False, from_jobs=jobs_file)
     assert again["students"] == fourth["students"]
+    # an interrupted make study resumes: the jobs it saved are not run again
+    jobs_file.unlink()
+    calls = []
+
+    def failing(run, seed, *rest):
+        calls.append((run, seed))
+        if len(calls) == 5:
+            raise RuntimeError("the machine went away")
+        return entry(run, seed, True)
+
+    monkeypatch.setattr(assets, "_student", failing)
+    with pytest.raises(RuntimeError, match="went away"):
+        assets.rebuild(target="study", progress=False)
+    first_calls = list(calls)
+    assert len(json.loads(jobs_file.read_text())["jobs"]) >= 4
+    monkeypatch.setattr(assets, "_student", lambda run, seed, *rest: calls.append((run, seed)) or entry(run, seed, True))
+    resumed = assets.rebuild(target="study", progress=False)
+    rerun = calls[len(first_calls):]
+    assert not set(rerun) & set(first_calls[:4]) and len(rerun) < len(needed) - 1
+    assert {(r["run"], r["seed"]) for r in resumed["students"]["runs"]} == set(needed.values())
+    assert not assets.work_folder("study").exists()  # removed once the rebuild ended
     with pytest.raises(ValueError, match="not both"):
         assets.rebuild(["teacher"], target="assets")

@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import json
 import math
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -126,29 +127,41 @@ def rebuild(stages=None, progress: bool = True, *, target: str | None = None, fr
     if "tokenizer" in stages:
         tokenization.rebuild()
         result["timings_s"]["tokenizer"] = time.perf_counter() - start
-    with tempfile.TemporaryDirectory() as folder:
-        every = plan(stages, folder)  # the stages' jobs, whichever run now: a stage's time is theirs
-        planned = plan(stages, folder, target)
-        if target == "study" and "students" in stages:  # the students it keeps must be there before it runs
-            kept = {job.name for job in every if job.stage == "students"} - {job.name for job in planned}
-            missing = sorted(kept - set(reported_students(result)))
-            if missing:
-                raise KeyError(f"expected the report to hold the students make study keeps, got none for {missing} "
-                               "(run make assets first)")
-        count = iter(range(1, len(planned) + 1))
-        saved: dict = {}
+    work = work_folder(target)  # kept until the rebuild ends, so that an interrupted one resumes
+    work.mkdir(parents=True, exist_ok=True)
+    jobs_file = jobs_file_of(target)
+    folder = str(work)
+    every = plan(stages, folder)  # the stages' jobs, whichever run now: a stage's time is theirs
+    planned = plan(stages, folder, target)
+    if target == "study" and "students" in stages:  # the students it keeps must be there before it runs
+        kept = {job.name for job in every if job.stage == "students"} - {job.name for job in planned}
+        missing = sorted(kept - set(reported_students(result)))
+        if missing:
+            raise KeyError(f"expected the report to hold the students make study keeps, got none for {missing} "
+                           "(run make assets first)")
+    count = iter(range(1, len(planned) + 1))
+    saved = {} if from_jobs is not None else resumable(jobs_file, planned)
+    if not saved and from_jobs is None:  # a fresh run: no model of an earlier one may be read
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+    if saved and progress:
+        print(f"resuming: {len(saved)} of {len(planned)} jobs saved by an interrupted run ({jobs_file})", flush=True)
+        count = iter(range(len(saved) + 1, len(planned) + 1))
 
-        def report_progress(job, job_result, seconds):
-            saved[job.name] = [job_result, seconds]
-            save_jobs(saved)
-            if progress:
-                print(f"[{next(count)}/{len(planned)}] {job.name}: {seconds:.0f} s", flush=True)
+    def report_progress(job, job_result, seconds):
+        saved[job.name] = [job_result, seconds]
+        save_jobs(saved, jobs_file)
+        if progress:
+            print(f"[{next(count)}/{len(planned)}] {job.name}: {seconds:.0f} s", flush=True)
 
-        if from_jobs is not None:
-            done = load_jobs(Path(from_jobs), planned)
-        else:
-            with worker_pool() as pool:
-                done = job_runner.run(planned, pool, on_done=report_progress)
+    if from_jobs is not None:
+        done = load_jobs(Path(from_jobs), planned)
+    else:
+        remaining = [dataclasses.replace(job, after=tuple(a for a in job.after if a not in saved))
+                     for job in planned if job.name not in saved]
+        with worker_pool() as pool:
+            job_runner.run(remaining, pool, on_done=report_progress)
+        done = {job.name: tuple(saved[job.name]) for job in planned}
     result.setdefault("job_seconds", {})
     result["job_seconds"].update({name: seconds for name, (_, seconds) in done.items()})
     with tempfile.TemporaryDirectory() as folder:  # a job the plan no longer has (a cut, an earlier design): gone
@@ -190,6 +203,7 @@ def rebuild(stages=None, progress: bool = True, *, target: str | None = None, fr
     elif target in (None, "study") and "students" in stages:
         result.pop("study_stale", None)
     models.REPORT.write_text(json.dumps(result, indent=1) + "\n")
+    shutil.rmtree(work, ignore_errors=True)  # done: the models its jobs passed on are no longer needed
     bundle.record([models.REPORT])
     return result
 
@@ -230,21 +244,58 @@ def reported_students(report: dict) -> dict:
 
 
 JOBS_FILE = Path(__file__).resolve().parents[3] / "_build" / "rebuild-jobs.json"
+# The sources a job's result depends on besides the bundle: a saved result is reused only when
+# they and the bundle (its manifest) are what they were when it was saved.
+FINGERPRINTED = ("models.py", "distill.py", "training.py", "students.py", "data.py", "probes.py", "tokenization.py")
+
+
+def jobs_file_of(target: str | None) -> Path:
+    """Where a rebuild of ``target`` saves its jobs' results as they end."""
+    return JOBS_FILE.with_name(f"rebuild-jobs-{target or 'all'}.json")
+
+
+def work_folder(target: str | None) -> Path:
+    """Where a rebuild of ``target`` keeps the models its jobs pass to each other (until it ends)."""
+    return JOBS_FILE.with_name(f"rebuild-work-{target or 'all'}")
+
+
+def fingerprint() -> str:
+    """The sha256 of the bundle's manifest and of :data:`FINGERPRINTED`'s sources."""
+    import hashlib
+
+    package = Path(models.__file__).parent
+    digest = hashlib.sha256((models.ASSETS / "manifest.json").read_bytes())
+    for name in FINGERPRINTED:
+        digest.update((package / name).read_bytes())
+    return digest.hexdigest()
 
 
 def save_jobs(saved: dict, path: Path | None = None) -> None:
-    """Write ``{job name: [result, seconds]}`` of the jobs ended so far (atomically: a copy, then a rename)."""
+    """Write ``{job name: [result, seconds]}`` of the jobs ended so far, with :func:`fingerprint`
+    (atomically: a copy, then a rename)."""
     path = Path(path or JOBS_FILE)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_suffix(".part")
-    part.write_text(json.dumps(saved) + "\n", encoding="utf-8")
+    part.write_text(json.dumps({"fingerprint": fingerprint(), "jobs": saved}) + "\n", encoding="utf-8")
     part.replace(path)
+
+
+def resumable(path: Path, planned) -> dict:
+    """The saved results (:func:`save_jobs`) of ``planned``'s jobs in ``path`` when its fingerprint is
+    today's (an interrupted run of the same code on the same bundle), else none."""
+    if not Path(path).is_file():
+        return {}
+    saved = json.loads(Path(path).read_text(encoding="utf-8"))
+    if saved.get("fingerprint") != fingerprint():
+        return {}
+    names = {job.name for job in planned}
+    return {name: value for name, value in saved["jobs"].items() if name in names}
 
 
 def load_jobs(path: Path, planned) -> dict:
     """``{job name: (result, seconds)}`` from a saved run (:func:`save_jobs`), checked to hold every
     planned job."""
-    saved = json.loads(Path(path).read_text(encoding="utf-8"))
+    saved = json.loads(Path(path).read_text(encoding="utf-8"))["jobs"]
     missing = [job.name for job in planned if job.name not in saved]
     if missing:
         raise ValueError(f"expected {path} to hold every planned job, got none for {missing[:3]} "
