@@ -244,3 +244,21 @@ def test_the_frozen_and_fine_tuned_picture_fits_a_laptop_and_a_phone():
 def test_bad_inputs_get_clear_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_principal_plane_is_the_pca_projection_and_the_figure_colours_by_label():
+    from course_utils import figures
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(50, 6)) * np.array([5.0, 2.0, 0.1, 0.1, 0.1, 0.1])
+    plane = figures.principal_plane(x)
+    centred = x - x.mean(0)
+    assert plane.shape == (50, 2) and np.var(plane[:, 0]) >= np.var(plane[:, 1])
+    # the first direction carries the largest variance of any unit direction (here the first axis)
+    assert np.var(plane[:, 0]) == pytest.approx(np.linalg.svd(centred, compute_uv=False)[0] ** 2 / 50)
+    labels = (x[:, 0] > 0).astype(int)
+    fig = figures.cls_projection_figure({"frozen": x, "fine-tuned": x * 2}, labels, title="[CLS]")
+    assert [t.name for t in fig.data] == ["negative", "positive"] * 2
+    assert len(fig.data[0].x) == int((labels == 0).sum())
+    with pytest.raises(ValueError, match="one vector per label"):
+        figures.cls_projection_figure({"frozen": x[:10]}, labels, title="t")

@@ -63,7 +63,13 @@ from .distillation import (
     who_labels_figure,
 )
 from .encoder import architecture_figure, block_figure, layer_norm_figure, layer_norm_numbers, post_pre_ln_figure
-from .fine_tuning import frozen_vs_fine_tuned_figure, schedule_figure, task_heads_figure
+from .fine_tuning import (
+    cls_projection_figure,
+    frozen_vs_fine_tuned_figure,
+    principal_plane,
+    schedule_figure,
+    task_heads_figure,
+)
 from .masking import (
     MASK_KINDS,
     blocked_row_figure,
@@ -131,10 +137,12 @@ __all__ = [
     "AttentionExplorer",
     "ComparisonRow",
     "budget_figure",
+    "cls_projection_figure",
     "comparison_rows",
     "differences_figure",
     "holm_figure",
     "one_token_figure",
+    "principal_plane",
     "BEHAVIOURS",
     "MASK_KINDS",
     "MLM_OUTCOMES",

@@ -2,11 +2,13 @@
 own vectors of the last hidden state (:func:`task_heads_figure`); the learning rate of every step of
 a fine-tuning run, warm-up then linear decay (:func:`schedule_figure`); feature extraction on a
 frozen encoder beside fine-tuning, where the gradient reaches and how many parameters each trains
-(:func:`frozen_vs_fine_tuned_figure`).
+(:func:`frozen_vs_fine_tuned_figure`); the ``[CLS]`` vectors of test sentences before and after
+fine-tuning, projected to two dimensions and coloured by label (:func:`cls_projection_figure`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 
 from .. import plots
@@ -16,6 +18,8 @@ from . import boxes
 
 __all__ = [
     "RUNNING_TOKENS",
+    "cls_projection_figure",
+    "principal_plane",
     "frozen_vs_fine_tuned_figure",
     "frozen_vs_fine_tuned_texts",
     "rate_text",
@@ -289,4 +293,48 @@ def frozen_vs_fine_tuned_figure(config, fine_tuned_parameters: int, n_labels: in
         layout["annotations"] += _gradient_marks(layout, texts, reached, stopped)
     fig.layout.annotations = layouts["wide"]["annotations"]
     fig.update_layout(meta=dict(narrow_layout=layouts["narrow"]))
+    return fig
+
+
+def principal_plane(vectors) -> np.ndarray:
+    """``(N, 2)``: ``vectors (N, D)`` centred and projected on their two directions of largest
+    variance (principal component analysis, by the SVD), the first column the largest."""
+    x = np.asarray(vectors, dtype=float)
+    if x.ndim != 2 or x.shape[0] < 3 or x.shape[1] < 2 or not np.isfinite(x).all():
+        raise ValueError(f"expected finite vectors of shape (N, D) with N >= 3 and D >= 2, got {x.shape}")
+    centred = x - x.mean(axis=0)
+    _, _, directions = np.linalg.svd(centred, full_matrices=False)
+    return centred @ directions[:2].T
+
+
+def cls_projection_figure(panels: dict, labels, *, label_names=("negative", "positive"), title: str) -> go.Figure:
+    """Each of ``panels`` (``{name: (N, D) [CLS] vectors}``, the frozen student's and the fine-tuned
+    one's) projected on its own principal plane (:func:`principal_plane`), side by side, every
+    sentence a point coloured (and shaped) by its label ``(N,)`` of 0 and 1: a classifier that reads
+    ``[CLS]`` linearly needs the two colours apart."""
+    from plotly.subplots import make_subplots
+
+    plots.require_text("title", title)
+    labels = np.asarray(labels)
+    if not panels or labels.ndim != 1 or not np.isin(labels, (0, 1)).all():
+        raise ValueError(f"expected panels and one label 0 or 1 per sentence, got labels of shape {labels.shape}")
+    names = list(panels)
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.08)
+    for col, name in enumerate(names, start=1):
+        if np.asarray(panels[name]).shape[0] != labels.size:
+            raise ValueError(f"expected one vector per label ({labels.size}) in {name!r}, got {np.shape(panels[name])}")
+        plane = principal_plane(panels[name])
+        for label, symbol in ((0, "x-thin-open"), (1, "circle-open")):
+            chosen = labels == label
+            fig.add_trace(go.Scatter(x=plots.significant(plane[chosen, 0]), y=plots.significant(plane[chosen, 1]),
+                                     mode="markers", name=label_names[label], legendgroup=str(label),
+                                     showlegend=col == 1,
+                                     marker=dict(symbol=symbol, size=6, color=plots.color(5 if label == 0 else 0),
+                                                 line=dict(width=1.5, color=plots.color(5 if label == 0 else 0))),
+                                     hovertemplate=f"{label_names[label]}<extra></extra>"), row=1, col=col)
+        fig.update_xaxes(showticklabels=False, title_text="first direction", row=1, col=col)
+        fig.update_yaxes(showticklabels=False, title_text="second direction" if col == 1 else "", row=1, col=col)
+    fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"), template=plots.TEMPLATE, height=440,
+                      font=dict(size=12), margin=dict(l=40, r=20, t=90, b=50),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.06, xanchor="right", x=1))
     return fig
