@@ -237,6 +237,8 @@ def test_the_model_masks_are_padding_causal_and_cross():
     blocked = [np.isfinite(np.array(t.z, dtype=float)) for t in fig.data if t.name == "✗"]
     for may, may_not in zip(allowed, blocked):
         assert (may ^ may_not).all()  # every cell one or the other, so each reads without colour
+    # a set text size: plotly drops text of the "auto" size from cells as small as a laptop's encoder panel
+    assert {t.textfont.size for t in fig.data} == {figures.masking.MARK_FONT_PX}
     # the third panel's row labels and title keep clear of the decoder panel: a wide gap between panels
     assert fig.layout.xaxis3.domain[0] - fig.layout.xaxis2.domain[1] >= 0.12
     # key labels: upright where they fit a phone's column, vertical (never slanted into each other) where not

@@ -98,6 +98,9 @@ def test_the_bilstm_heatmap_draws_both_readers_states_and_their_order():
     package = rnn.bilstm_forward(INPUTS, PARAMS, backward_params)
     np.testing.assert_allclose(np.array(heat.z, dtype=float), package, rtol=1e-3, atol=1e-6)
     assert list(heat.x) == [f"→ h[{j}]" for j in range(4)] + [f"← h[{j}]" for j in range(4)]
+    # upright, short ticks (a phone had them rotated): each half numbers its own states
+    assert fig.layout.xaxis.tickangle == 0 and list(fig.layout.xaxis.tickvals) == list(heat.x)
+    assert list(fig.layout.xaxis.ticktext) == [f"h<sub>{j}</sub>" for j in range(4)] * 2
     T = len(TOKENS)
     # the forward reader reaches token t at step t + 1, the backward reader at step T - t
     assert list(heat.y) == [f"{tok} ↓{t + 1} ↑{T - t}" for t, tok in enumerate(TOKENS)]

@@ -366,7 +366,9 @@ class Explorer:
         else:
             twin.update_layout(
                 updatemenus=[
-                    dict(type="dropdown", active=active, buttons=steps, x=1.0, xanchor="right", y=1.0, yanchor="bottom")
+                    # pad: clear of the plot's top edge (it touched lesson 05's first heatmap)
+                    dict(type="dropdown", active=active, buttons=steps, x=1.0, xanchor="right", y=1.0, yanchor="bottom",
+                         pad=dict(b=6))
                 ]
             )
         return twin

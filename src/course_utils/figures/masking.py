@@ -306,6 +306,7 @@ def masking_explorer(
 # --------------------------------------------------------------------------------------------
 # How a (B, 1, 1, T) padding mask meets the (B, H, T, T) scores; the masks of three kinds of model
 
+MARK_FONT_PX = 10  # the ✓ and ✗ of the three kinds of model: small cells on a laptop keep them
 ALLOWED_MARK, BLOCKED_MARK = "█", "·"  # may attend, blocked: a block and a dot, readable without colour
 
 
@@ -419,10 +420,13 @@ def model_masks_figure(source_tokens: Sequence[str], target_tokens: Sequence[str
         fig.add_trace(go.Heatmap(
             z=np.where(allowed, 1.0, np.nan), x=xs, y=ys, colorscale=[[0, plots.color(4)], [1, plots.color(4)]],
             zmin=0, zmax=1, showscale=False, text=np.where(allowed, "✓", ""), texttemplate="%{text}",
+            textfont=dict(size=MARK_FONT_PX),  # a set size: plotly drops "auto" text from small cells
             hovertemplate="query %{y}<br>key %{x}<br>may attend<extra></extra>", hoverongaps=False,
             name="may attend", xgap=1, ygap=1,
         ), row=1, col=col)  # fmt: skip
-        fig.add_trace(plots.blocked_cells_trace(~allowed, xs, ys, text="✗").update(xgap=1, ygap=1), row=1, col=col)
+        blocked = plots.blocked_cells_trace(~allowed, xs, ys, text="✗").update(xgap=1, ygap=1)
+        blocked.textfont.size = MARK_FONT_PX
+        fig.add_trace(blocked, row=1, col=col)
         fig.update_xaxes(type="category", tickangle=_key_angle(xs), title_text="key", row=1, col=col)
         fig.update_yaxes(type="category", autorange="reversed", title_text="query" if col == 1 else None, row=1, col=col)
     fig.update_yaxes(title_text="query (decoder)", row=1, col=3)

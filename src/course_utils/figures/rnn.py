@@ -334,7 +334,7 @@ def bilstm_states_figure(forward_states, backward_states, tokens: Sequence[str])
     fig = plots.heatmap(
         np.concatenate([forward, backward], axis=1), columns, rows,
         title="BiLSTM: the → reader goes down (↓ its step), the ← reader up (↑); their states side by side",
-        x_title="state dimension (→ read left to right, ← read right to left)",
+        x_title="state h[j]: the → reader's left of the line, the ← reader's right",
         y_title="token, ↓ and ↑ the readers' steps", colorscale=plots.DIVERGING, zmin=-1, zmax=1,
     )  # fmt: skip
     fig.add_vline(x=D_h - 0.5, line=dict(color="black", width=3))  # between the two readers' halves
@@ -350,7 +350,9 @@ def bilstm_states_figure(forward_states, backward_states, tokens: Sequence[str])
     for x, text, colour in ((left, "→", plots.color(0)), (right, "←", plots.color(5))):
         fig.add_annotation(x=x, y=-0.75, xref="x", yref="y", text=f"<b>{text}</b>", showarrow=False,
                            font=dict(size=16, color=colour), name=f"{text} reader")  # fmt: skip
-    fig.update_xaxes(range=[-1.25, 2 * D_h - 0.5 + 0.75])
+    # upright ticks, short enough for a phone (the hover keeps each column's full name)
+    fig.update_xaxes(range=[-1.25, 2 * D_h - 0.5 + 0.75], tickmode="array", tickvals=columns,
+                     ticktext=[f"h<sub>{j}</sub>" for j in range(D_h)] * 2, tickangle=0)
     fig.update_yaxes(autorange=False, range=[T - 0.5, -1.1])
     return fig
 
