@@ -697,9 +697,13 @@ def test_a_half_of_the_rebuild_keeps_the_students_it_does_not_rerun(monkeypatch,
     jobs_file = assets.jobs_file_of("study")
     saved = json.loads(jobs_file.read_text())
     assert saved["fingerprint"] == assets.fingerprint()
+    # a run that ended is not resumed: the next make study trains again (it had only reassembled)
+    planned = assets.plan(assets.TARGETS["study"], str(tmp_path), "study")
+    assert saved["complete"] and assets.resumable(jobs_file, planned) == {}
     assert set(saved["jobs"]) == {job.name for job in assets.plan(assets.TARGETS["study"], str(tmp_path), "study")}
     again = assets.rebuild(target="study", progress=False, from_jobs=jobs_file)
     assert again["students"] == fourth["students"]
+    assert again["rebuild_s"] == fourth["rebuild_s"] and again["targets_s"] == fourth["targets_s"]  # no rebuild
     # an interrupted make study resumes: the jobs it saved are not run again
     jobs_file.unlink()
     calls = []
@@ -714,12 +718,16 @@ def test_a_half_of_the_rebuild_keeps_the_students_it_does_not_rerun(monkeypatch,
     with pytest.raises(RuntimeError, match="went away"):
         assets.rebuild(target="study", progress=False)
     first_calls = list(calls)
-    assert len(json.loads(jobs_file.read_text())["jobs"]) >= 4
+    saved_before = len(json.loads(jobs_file.read_text())["jobs"])
+    assert saved_before >= 4
     monkeypatch.setattr(assets, "_student", lambda run, seed, *rest: calls.append((run, seed)) or entry(run, seed, True))
     resumed = assets.rebuild(target="study", progress=False)
     rerun = calls[len(first_calls):]
     assert not set(rerun) & set(first_calls[:4]) and len(rerun) < len(needed) - 1
     assert {(r["run"], r["seed"]) for r in resumed["students"]["runs"]} == set(needed.values())
+    # its wall time is the resumed part's only, and says so
+    assert resumed["rebuild_s"]["resumed_jobs"] == {"saved": saved_before, "of": len(saved["jobs"])}
+    assert "resumed_jobs" not in fourth["rebuild_s"]
     assert not assets.work_folder("study").exists()  # removed once the rebuild ended
     with pytest.raises(ValueError, match="not both"):
         assets.rebuild(["teacher"], target="assets")

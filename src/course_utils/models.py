@@ -222,14 +222,20 @@ STUDY_CONTRASTS = (
         "cannot tell": "With the words erased, eight seeds cannot tell whether the teacher's outputs bring the "
                        "polarity back faster than masked words alone.",
     }),
-    Contrast("the teacher's outputs against the same seconds of masked words", "erased, triple loss",
+    # Declared as "the same seconds of masked words", on an estimate that a step with the teacher's
+    # outputs costs about two of masked words alone. Measured by the run (its job seconds, printed by
+    # `python -m course_utils.authoring.study`), one costs about 1.3 here, so the 500 steps had more
+    # seconds than the 250: the contrast was renamed after the run to what it compares, and its
+    # sentences lost "for about the same seconds"; its analysis and verdict are as declared. What the
+    # teacher's outputs are worth in seconds is the budget curve's (`budget_worth`), beside their cost.
+    Contrast("the teacher's outputs against twice the steps of masked words", "erased, triple loss",
              budget_run(500), "unseen", {
-        "higher": "For about the same seconds, 250 steps with the teacher's outputs beat 500 steps of masked "
-                  "words alone on the unseen slice.",
-        "lower": "For about the same seconds, 500 steps of masked words alone beat 250 steps with the "
-                 "teacher's outputs on the unseen slice.",
-        "cannot tell": "For about the same seconds, eight seeds cannot tell 250 steps with the teacher's outputs "
-                       "from 500 steps of masked words alone.",
+        "higher": "250 steps with the teacher's outputs beat 500 steps of masked words alone on the unseen "
+                  "slice.",
+        "lower": "500 steps of masked words alone beat 250 steps with the teacher's outputs on the unseen "
+                 "slice.",
+        "cannot tell": "Eight seeds cannot tell 250 steps with the teacher's outputs from 500 steps of masked "
+                       "words alone.",
     }),
     Contrast("what the erased student recovers", "teacher", "erased, triple loss", "unseen", {
         "higher": "The student distilled from the erased start stays below the teacher on the unseen slice: "

@@ -144,6 +144,7 @@ def rebuild(stages=None, progress: bool = True, *, target: str | None = None, fr
     if not saved and from_jobs is None:  # a fresh run: no model of an earlier one may be read
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
+    resumed = len(saved)
     if saved and progress:
         print(f"resuming: {len(saved)} of {len(planned)} jobs saved by an interrupted run ({jobs_file})", flush=True)
         count = iter(range(len(saved) + 1, len(planned) + 1))
@@ -175,6 +176,8 @@ def rebuild(stages=None, progress: bool = True, *, target: str | None = None, fr
         if stage == "students" and target is not None:  # the students this target does not rerun: as reported
             results = {**reported_students(result), **results}
         built = ASSEMBLE[stage](results)
+        if stage == "students":  # round two's one-seed budget control, cut in round three's declaration
+            result.pop("budget_control", None)
         key = REPORT_KEYS[stage]
         if key is None:
             result.update(built)
@@ -191,27 +194,31 @@ def rebuild(stages=None, progress: bool = True, *, target: str | None = None, fr
     result["reproducibility"] = REPRODUCIBILITY
     result["plateau_exits"] = plateau_exits(result)
     wall = time.perf_counter() - start
-    result["rebuild_s"] = {"stages": list(stages), "wall": wall, **({"target": target} if target else {})}
-    if target is not None:
-        seconds = {stage: sum(done[job.name][1] for job in planned if job.stage == stage) for stage in stages
-                   if stage != "tokenizer"}
-        if "tokenizer" in stages:
-            seconds["tokenizer"] = result["timings_s"]["tokenizer"]
-        result.setdefault("targets_s", {})[target] = {"wall": wall, "stages": seconds}
+    if from_jobs is None:  # assembled again from a run's saved jobs: that run's times stand
+        result["rebuild_s"] = {"stages": list(stages), "wall": wall, **({"target": target} if target else {})}
+        if resumed:  # the wall time is then this run's only: the jobs an interrupted run saved took theirs before
+            result["rebuild_s"]["resumed_jobs"] = {"saved": resumed, "of": len(planned)}
+        if target is not None:
+            seconds = {stage: sum(done[job.name][1] for job in planned if job.stage == stage) for stage in stages
+                       if stage != "tokenizer"}
+            if "tokenizer" in stages:
+                seconds["tokenizer"] = result["timings_s"]["tokenizer"]
+            result.setdefault("targets_s", {})[target] = {"wall": wall, "stages": seconds}
     if target == "assets" and "teacher" in stages:
         result["study_stale"] = STUDY_STALE
     elif target in (None, "study") and "students" in stages:
         result.pop("study_stale", None)
     models.REPORT.write_text(json.dumps(result, indent=1) + "\n")
     shutil.rmtree(work, ignore_errors=True)  # done: the models its jobs passed on are no longer needed
+    if from_jobs is None:
+        save_jobs(saved, jobs_file, complete=True)
     bundle.record([models.REPORT])
     return result
 
 
 def plateau_exits(report: dict) -> dict:
     """The check of :data:`course_utils.models.PLATEAU_RULE` on ``report``'s fine-tuning runs of the
-    recipe: the teacher's (``teacher_fine_tuning_runs``), the study's students' (``students`` and
-    ``budget_control``) and the schedule study's (``plateau``, the bundled student), each with ``steps`` and ``plateau_end``
+    recipe: the teacher's (``teacher_fine_tuning_runs``), the study's students' (``students``) and the schedule study's (``plateau``, the bundled student), each with ``steps`` and ``plateau_end``
     (None: never left ln 2). Returns ``{"rule", "checked", "missed"}``: the rule, the number of runs
     checked and each run that misses it (its name, steps, plateau_end and limit). The few-label
     arms, which train from few labels, and the sweep, which tries other rates, are not checked."""
@@ -270,23 +277,25 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
-def save_jobs(saved: dict, path: Path | None = None) -> None:
+def save_jobs(saved: dict, path: Path | None = None, complete: bool = False) -> None:
     """Write ``{job name: [result, seconds]}`` of the jobs ended so far, with :func:`fingerprint`
-    (atomically: a copy, then a rename)."""
+    (atomically: a copy, then a rename); ``complete`` once the rebuild has ended, so that the next
+    run trains again rather than resuming (the file stays for ``--from-jobs``)."""
     path = Path(path or JOBS_FILE)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_suffix(".part")
-    part.write_text(json.dumps({"fingerprint": fingerprint(), "jobs": saved}) + "\n", encoding="utf-8")
+    part.write_text(json.dumps({"fingerprint": fingerprint(), "jobs": saved, "complete": complete}) + "\n",
+                    encoding="utf-8")
     part.replace(path)
 
 
 def resumable(path: Path, planned) -> dict:
     """The saved results (:func:`save_jobs`) of ``planned``'s jobs in ``path`` when its fingerprint is
-    today's (an interrupted run of the same code on the same bundle), else none."""
+    today's and its run did not end (an interrupted run of the same code on the same bundle), else none."""
     if not Path(path).is_file():
         return {}
     saved = json.loads(Path(path).read_text(encoding="utf-8"))
-    if saved.get("fingerprint") != fingerprint():
+    if saved.get("fingerprint") != fingerprint() or saved.get("complete"):
         return {}
     names = {job.name for job in planned}
     return {name: value for name, value in saved["jobs"].items() if name in names}
