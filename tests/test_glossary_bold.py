@@ -36,7 +36,7 @@ EMPHASIS = {
     "04": {"every", "saturates", "weighted average of the values"},
     "05": {"alone", "blocked", "boolean", "left", "may attend", "no key at all", "replaces"},
     "06": {"half the layers", "last"},
-    "07": {"energy", "latency", "memory", "one layer out of two", "erases", "higher"},
+    "07": {"energy", "latency", "memory", "one layer out of two", "erases"},
     "08": {"features", "foundation", "frozen features", "bfloat16 autocast", "forward", "backward", "step",
            "schedule", "words first, then composition"},
 }  # fmt: skip
