@@ -256,6 +256,10 @@ def test_principal_plane_is_the_pca_projection_and_the_figure_colours_by_label()
     assert plane.shape == (50, 2) and np.var(plane[:, 0]) >= np.var(plane[:, 1])
     # the first direction carries the largest variance of any unit direction (here the first axis)
     assert np.var(plane[:, 0]) == pytest.approx(np.linalg.svd(centred, compute_uv=False)[0] ** 2 / 50)
+    # the sign of a direction is fixed: the largest coordinate positive, so a flip of the input's
+    # axes (what another processor's last bits can do to the SVD) draws the same picture
+    assert (plane[np.abs(plane).argmax(0), [0, 1]] > 0).all()
+    np.testing.assert_allclose(figures.principal_plane(-x), plane, atol=1e-9)
     labels = (x[:, 0] > 0).astype(int)
     fig = figures.cls_projection_figure({"frozen": x, "fine-tuned": x * 2}, labels, title="[CLS]")
     assert [t.name for t in fig.data] == ["negative", "positive"] * 2

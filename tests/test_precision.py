@@ -107,6 +107,14 @@ def test_a_grid_point_at_zero_is_the_same_point_on_every_processor():
     assert precision.same_figure({"x": native}, {"x": portable})
     assert not precision.same_figure({"x": [1e-16, -6.245004513516504e-17]}, {"x": [1e-16, 0.0]})
     assert not precision.same_figure({"x": [-6.0, 0.001, 6.0]}, {"x": [-6.0, 0.0, 6.0]})  # a pixel's worth is drawn
+    # a millionth of the axis is not drawn: a value near 0 that moves in its 4th digit, on an axis to 15
+    assert precision.same_figure({"y": [15.33, 0.0002151, -0.00249]}, {"y": [15.33, 0.0002154, -0.002488]})
+    # a value rounded for drawing (attention weights to 3 decimals) on a rounding boundary: one unit
+    # in its last written digit, as lesson 06's explorer showed under the portable kernels
+    assert precision.same_figure({"z": [[0.117, 0.5]]}, {"z": [[0.118, 0.5]]})
+    assert precision.same_figure({"z": 0.117}, {"z": 0.118})
+    assert not precision.same_figure({"z": [[0.117, 0.5]]}, {"z": [[0.119, 0.5]]})
+    assert not precision.same_figure({"z": [0.1, 0.5]}, {"z": [0.2, 0.5]})  # one decimal: a real change
 
 
 def test_same_figure_compares_structure_exactly_and_numbers_by_the_tolerance():

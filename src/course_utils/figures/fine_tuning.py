@@ -298,13 +298,17 @@ def frozen_vs_fine_tuned_figure(config, fine_tuned_parameters: int, n_labels: in
 
 def principal_plane(vectors) -> np.ndarray:
     """``(N, 2)``: ``vectors (N, D)`` centred and projected on their two directions of largest
-    variance (principal component analysis, by the SVD), the first column the largest."""
+    variance (principal component analysis, by the SVD), the first column the largest. A direction's
+    sign is arbitrary (the last bits of another processor's kernels can flip it), so each column is
+    signed to make its largest coordinate positive, as scikit-learn's ``svd_flip`` does."""
     x = np.asarray(vectors, dtype=float)
     if x.ndim != 2 or x.shape[0] < 3 or x.shape[1] < 2 or not np.isfinite(x).all():
         raise ValueError(f"expected finite vectors of shape (N, D) with N >= 3 and D >= 2, got {x.shape}")
     centred = x - x.mean(axis=0)
     _, _, directions = np.linalg.svd(centred, full_matrices=False)
-    return centred @ directions[:2].T
+    projected = centred @ directions[:2].T  # (N, 2)
+    largest = projected[np.abs(projected).argmax(axis=0), [0, 1]]
+    return projected * np.sign(largest)
 
 
 def cls_projection_figure(panels: dict, labels, *, label_names=("negative", "positive"), title: str) -> go.Figure:
