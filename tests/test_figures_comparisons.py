@@ -16,11 +16,18 @@ def test_a_row_draws_each_seed_its_mean_and_its_interval_in_points():
     seeds = [t for t in fig.data if t.name == "each seed"]
     assert [list(t.x) for t in seeds][0] == pytest.approx([5, 8, 10, 7])
     intervals = [t for t in fig.data if t.name == "interval"]
-    assert list(intervals[0].x) == pytest.approx([4, 11]) and intervals[0].y[0].endswith("<i>higher</i>")
+    assert list(intervals[0].x) == pytest.approx([4, 11])
+    # the verdict and the interval's level in the row's label: nothing written beside the interval
+    assert intervals[0].y[0].endswith("<i>higher, 98.3% interval</i>")
+    assert intervals[1].y[0].endswith("<i>exploratory, 95.0% interval</i>")
     means = [t for t in fig.data if t.name == "mean"]
     assert means[0].x[0] == pytest.approx(7.5)
-    assert [a.text for a in fig.layout.annotations] == ["98.3%", "95.0%"]
+    assert not fig.layout.annotations and fig.layout.xaxis.ticksuffix == " pts"
     assert fig.layout.xaxis.range[0] < -50 and fig.layout.height == 150 + 2 * 90
+    long = comparisons.ComparisonRow("the teacher's outputs against twice the steps of masked words",
+                                     (0.1, 0.2), (0, 0.3), 0.975, "lower")
+    label = comparisons.differences_figure([long], title="t").data[0].y[0]
+    assert all(len(line) <= 30 for line in label.split("<br>")[:-1])  # wrapped for a phone
 
 
 @pytest.mark.parametrize("row, message", [
@@ -54,10 +61,13 @@ def test_budget_figure_draws_every_seed_the_means_the_target_band_and_the_crossi
     curve = {250: [0.60, 0.62], 500: [0.70, 0.70], 1000: [0.80, 0.80]}
     worth = stats.steps_worth(curve, [0.74, 0.76], resamples=200)
     fig = comparisons.budget_figure(curve, [0.74, 0.76], "triple loss, 250 steps", worth=worth, title="Budget")
-    seeds, means = fig.data
+    target, seeds, means = fig.data
+    assert target.name == "triple loss, 250 steps: mean" and list(target.y) == pytest.approx([0.75, 0.75])
     assert list(seeds.x) == [250, 250, 500, 500, 1000, 1000] and list(means.y) == pytest.approx([0.61, 0.70, 0.80])
     assert fig.layout.shapes[0].y0 == 0.74 and fig.layout.shapes[0].y1 == 0.76  # the target's seeds, a band
-    assert fig.layout.shapes[-1].x0 == pytest.approx(worth.estimate)
+    # on a log axis a shape is placed in log10 units, and the axis spans the budgets only
+    assert 10 ** fig.layout.shapes[-1].x0 == pytest.approx(worth.estimate)
+    assert 10 ** fig.layout.xaxis.range[1] == pytest.approx(1200)
     assert fig.layout.xaxis.type == "log"
     with pytest.raises(ValueError, match="at least two budgets"):
         comparisons.budget_figure({250: [0.6]}, [0.7], "t", title="t")

@@ -152,7 +152,7 @@ def test_curve_groups_one_legend_entry_per_group():
 def test_seed_spread_shows_every_seed_and_each_mean():
     values = {"500 labels": {"m1": [0.5, 0.6], "m2": [0.7]}, "2000 labels": {"m1": [0.8], "m2": [0.9, 0.95]}}
     fig = plots.seed_spread(values, title="t", x_title="x", y_title="y", reference=("teacher", 0.99))
-    assert [t.name for t in fig.data if t.showlegend is not False] == ["m1", "m2"]
+    assert [t.name for t in fig.data if t.showlegend is not False] == ["m1", "m2", "teacher"]  # the line too
     points, means = fig.data[0], fig.data[1]
     assert list(points.y) == [0.5, 0.6, 0.8] and list(points.x) == ["500 labels"] * 2 + ["2000 labels"]
     assert list(means.y) == [0.55, 0.8] and means.legendgroup == points.legendgroup == "m1"
@@ -160,7 +160,7 @@ def test_seed_spread_shows_every_seed_and_each_mean():
     # the y axis spans the points and the reference, not from 0 (grouped markers' autorange would)
     low, high = fig.layout.yaxis.range
     assert 0.4 < low < 0.5 and 0.99 < high < 1.05
-    assert fig.layout.shapes[0].line.color == plots.REFERENCE_COLOR
+    assert fig.layout.shapes[0].line.color == plots.REFERENCE_COLOR and not fig.layout.annotations
     with pytest.raises(ValueError, match="at least one setting"):
         plots.seed_spread({}, title="t", x_title="x", y_title="y")
     with pytest.raises(ValueError, match="finite"):
@@ -169,20 +169,14 @@ def test_seed_spread_shows_every_seed_and_each_mean():
     assert low < 0 < high  # equal values still get an axis around them
 
 
-def test_seed_spread_labels_its_reference_where_no_point_is_written_over():
-    """Lesson 07's unseen-slice figure: the teacher's line runs through the first group's points,
-    so its label goes to the other end; below the line when that end's points sit just above it."""
-    def corner(values, y):
-        """(above or below the line, the end it is at) of the reference's label."""
-        fig = plots.seed_spread(values, title="t", x_title="x", y_title="y", reference=("ref", y))
-        label = fig.layout.annotations[0]
-        return "above" if label.yanchor == "bottom" else "below", {0: "left", 1: "right"}[label.x]
-
-    through_first = {"copy": {"m": [0.72, 0.78]}, "erased": {"m": [0.6]}, "random": {"m": [0.5, 0.55]}}
-    assert corner(through_first, 0.755) == ("above", "right")  # far from the random starts' points
-    assert corner({"a": {"m": [0.5]}, "b": {"m": [0.74, 0.76]}}, 0.755) == ("above", "left")
-    # both ends have a point near the line: the farther end, below, as its point is just above
-    assert corner({"a": {"m": [0.76, 0.2]}, "b": {"m": [0.756]}}, 0.755) == ("below", "left")
+def test_seed_spread_names_its_reference_in_the_legend_never_on_the_points():
+    """A label on the plot met a group's points on a phone (07's study page, "the paper's 97%"): the
+    reference is a dotted line named in the legend, whatever the points do."""
+    values = {"copy": {"m": [0.72, 0.78]}, "erased": {"m": [0.6]}, "random": {"m": [0.5, 0.55]}}
+    fig = plots.seed_spread(values, title="t", x_title="x", y_title="y", reference=("ref", 0.755))
+    named = [t for t in fig.data if t.name == "ref"]
+    assert len(named) == 1 and named[0].line.dash == "dot" and not fig.layout.annotations
+    assert fig.layout.shapes[0].y0 == pytest.approx(0.755)
 
 
 def test_task_objective_on_unlabelled_rows_is_the_soft_targets_alone():

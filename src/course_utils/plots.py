@@ -286,7 +286,9 @@ def mark(fig: go.Figure, label: str, *, x: float | None = None, y: float | None 
     return fig
 
 
-SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star")
+# ten shapes: a figure of up to ten series reads in greyscale (lesson 07's study draws ten arms)
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "triangle-down", "cross", "hexagon",
+           "pentagon")
 
 
 def scatter(
@@ -366,21 +368,6 @@ def curve_groups(
     return _style(fig, title, x_title, y_title, height)
 
 
-def _clear_corner(values: dict[str, dict[str, Sequence[float]]], y: float) -> str:
-    """Where a reference line at ``y`` is labelled so that no point is written over: at the end
-    (left, right) whose group of points keeps furthest from the line, above it unless that
-    group's nearest point is just above (then below)."""
-    every = [v for by_method in values.values() for seeds in by_method.values() for v in seeds]
-    span = max(max(every + [y]) - min(every + [y]), 1e-9)
-    ends = {}
-    for side, setting in (("left", next(iter(values))), ("right", list(values)[-1])):
-        group = [v for seeds in values[setting].values() for v in seeds]
-        ends[side] = min(group, key=lambda v: abs(v - y))
-    side = max(ends, key=lambda s: abs(ends[s] - y))  # the left on a tie
-    near_above = 0 <= ends[side] - y < 0.15 * span
-    return f"{'bottom' if near_above else 'top'} {side}"
-
-
 def seed_spread(
     values: dict[str, dict[str, Sequence[float]]],
     *,
@@ -419,8 +406,10 @@ def seed_spread(
     shown = [v for by_method in values.values() for seeds in by_method.values() for v in seeds]
     if reference is not None:
         label, y = reference
-        fig.add_hline(y=float(significant([y])[0]), line=dict(color=REFERENCE_COLOR, width=1, dash="dot"),
-                      annotation_text=label, annotation_position=_clear_corner(values, float(y)))
+        line = dict(color=REFERENCE_COLOR, width=1, dash="dot")
+        fig.add_hline(y=float(significant([y])[0]), line=line)
+        # named in the legend, not on the plot: on a phone the points of a group can sit on any corner
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, name=label, hoverinfo="skip"))
         shown.append(y)
     if not np.all(np.isfinite(shown)):
         raise ValueError(f"expected finite values (accuracies, losses), got {shown}")

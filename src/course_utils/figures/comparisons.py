@@ -70,14 +70,24 @@ def _check_rows(rows) -> list[ComparisonRow]:
     return rows
 
 
+def _wrapped(text: str, width: int = 30) -> str:
+    """``text`` broken into lines of at most ``width`` characters at spaces, joined by ``<br>``
+    (a row's label must fit a phone's column)."""
+    import textwrap
+
+    return "<br>".join(textwrap.wrap(text, width)) or text
+
+
 def differences_figure(rows: Sequence[ComparisonRow], *, title: str, points: bool = True) -> go.Figure:
     """Each comparison a row, in points of accuracy: every seed's difference a dot, the mean a bar,
-    the interval a line with its level, zero a line, and the verdict in the row's label."""
+    the interval a line, zero a line; the row's label (wrapped for a phone) says the verdict and the
+    interval's level ("higher, 98.3% interval"), so nothing is written beside the interval."""
     rows = _check_rows(rows)
     plots.require_text("title", title)
     scale = 100 if points else 1
     fig = go.Figure()
-    labels = [f"{row.label}<br><i>{row.verdict}</i>" if row.verdict else row.label for row in rows]
+    labels = [f"{_wrapped(row.label)}<br><i>{row.verdict + ', ' if row.verdict else ''}{row.level:.1%} interval</i>"
+              for row in rows]
     for i, (row, label) in enumerate(zip(rows, labels)):
         colour = VERDICT_COLOURS[row.verdict]
         low, high = (scale * v for v in row.interval)
@@ -95,17 +105,15 @@ def differences_figure(rows: Sequence[ComparisonRow], *, title: str, points: boo
                                  showlegend=i == 0, marker=dict(symbol="line-ns", size=26, color="black",
                                                                 line=dict(width=3, color="black")),
                                  hovertemplate="mean: %{x:.1f}<extra></extra>"))
-        fig.add_annotation(x=high, y=label, text=f"{row.level:.1%}", showarrow=False, xanchor="left", xshift=8,
-                           yshift=12, font=dict(size=11, color=colour))
     fig.add_vline(x=0, line=dict(color=plots.REFERENCE_COLOR, width=1, dash="dot"))
     shown = [scale * v for row in rows for v in (*row.differences, *row.interval)]
     low, high = min(min(shown), 0.0), max(max(shown), 0.0)
-    pad = 0.12 * (high - low or 1)
-    fig.update_xaxes(range=[low - pad, high + 2 * pad])
+    pad = 0.08 * (high - low or 1)
+    # the unit on the ticks, no axis title: the legend below the plot never meets one
+    fig.update_xaxes(range=[low - pad, high + pad], ticksuffix=" pts" if points else "")
     fig.update_yaxes(autorange="reversed", automargin=True)
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.25, x=0))
-    unit = "points of accuracy" if points else "accuracy"
-    return plots._style(fig, title, f"first minus second, {unit}", "", 150 + 90 * len(rows))
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+    return plots._style(fig, title, "", "", 150 + 90 * len(rows))
 
 
 def holm_figure(names: Sequence[str], p_values: Sequence[float], alpha: float = 0.05, *, title: str) -> go.Figure:
@@ -162,10 +170,11 @@ def budget_figure(curve: dict, target: Sequence[float], target_label: str, *, wo
     if any(v.size == 0 for v in values) or goal.size == 0 or not np.all(np.isfinite(np.concatenate([*values, goal]))):
         raise ValueError("expected finite accuracies, at least one per budget and for the target")
     fig = go.Figure()
+    span = [budgets[0] / 1.2, budgets[-1] * 1.2]
     fig.add_hrect(y0=float(goal.min()), y1=float(goal.max()), fillcolor=plots.color(1), opacity=0.15, line_width=0)
-    fig.add_hline(y=float(goal.mean()), line=dict(color=plots.color(1), width=2),
-                  annotation_text=f"{target_label}: mean", annotation_position="top left",
-                  annotation_font=dict(color=plots.color(1)))
+    # the target's mean as a legend entry, not a label on its band (dark mode cannot recolour a band)
+    fig.add_trace(go.Scatter(x=span, y=[float(goal.mean())] * 2, mode="lines", name=f"{target_label}: mean",
+                             line=dict(color=plots.color(1), width=2), hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=[b for b, v in zip(budgets, values) for _ in v], y=np.concatenate(values),
                              mode="markers", name="each seed", marker=dict(color="rgba(0,0,0,0)", size=9,
                                                                           line=dict(color=plots.color(0), width=1.5)),
@@ -174,8 +183,10 @@ def budget_figure(curve: dict, target: Sequence[float], target_label: str, *, wo
                              line=dict(color=plots.color(0), width=2), marker=dict(size=7),
                              hovertemplate="%{x:,} steps, mean %{y:.3f}<extra></extra>"))
     if worth is not None and math.isfinite(worth.estimate):
-        fig.add_vline(x=worth.estimate, line=dict(color=plots.REFERENCE_COLOR, dash="dot"),
-                      annotation_text=f"{worth.estimate:,.0f} steps", annotation_position="bottom right")
+        # a shape on a log axis is placed in log10 units (at 300 it drew at 10^300 and squeezed the axis)
+        fig.add_vline(x=math.log10(worth.estimate), line=dict(color=plots.REFERENCE_COLOR, dash="dot"),
+                      annotation_text=f"{worth.estimate:,.0f} steps", annotation_position="top right")
+    fig.update_xaxes(range=[math.log10(span[0]), math.log10(span[1])])
     fig.update_xaxes(type="log", tickvals=budgets, ticktext=[f"{b:,}" for b in budgets])
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, x=0))
     return plots._style(fig, title, "steps of masked words alone (log scale)", y_title, 440)
