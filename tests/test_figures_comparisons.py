@@ -65,8 +65,9 @@ def test_budget_figure_draws_every_seed_the_means_the_target_band_and_the_crossi
     assert target.name == "triple loss, 250 steps: mean" and list(target.y) == pytest.approx([0.75, 0.75])
     assert list(seeds.x) == [250, 250, 500, 500, 1000, 1000] and list(means.y) == pytest.approx([0.61, 0.70, 0.80])
     assert fig.layout.shapes[0].y0 == 0.74 and fig.layout.shapes[0].y1 == 0.76  # the target's seeds, a band
-    # on a log axis a shape is placed in log10 units, and the axis spans the budgets only
-    assert 10 ** fig.layout.shapes[-1].x0 == pytest.approx(worth.estimate)
+    # on a log axis the line takes the data value, its label the log10, and the axis spans the budgets only
+    assert fig.layout.shapes[-1].x0 == pytest.approx(worth.estimate)
+    assert 10 ** fig.layout.annotations[0].x == pytest.approx(worth.estimate)
     assert 10 ** fig.layout.xaxis.range[1] == pytest.approx(1200)
     assert fig.layout.xaxis.type == "log"
     with pytest.raises(ValueError, match="at least two budgets"):

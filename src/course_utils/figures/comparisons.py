@@ -183,9 +183,11 @@ def budget_figure(curve: dict, target: Sequence[float], target_label: str, *, wo
                              line=dict(color=plots.color(0), width=2), marker=dict(size=7),
                              hovertemplate="%{x:,} steps, mean %{y:.3f}<extra></extra>"))
     if worth is not None and math.isfinite(worth.estimate):
-        # a shape on a log axis is placed in log10 units (at 300 it drew at 10^300 and squeezed the axis)
-        fig.add_vline(x=math.log10(worth.estimate), line=dict(color=plots.REFERENCE_COLOR, dash="dot"),
-                      annotation_text=f"{worth.estimate:,.0f} steps", annotation_position="top right")
+        # on a log axis a shape takes the data value and an annotation its log10 (plotly.py #2580):
+        # add_vline's own label went to 10^300 and squeezed the axis, so the label is added apart
+        fig.add_vline(x=worth.estimate, line=dict(color=plots.REFERENCE_COLOR, width=2, dash="dash"))
+        fig.add_annotation(x=math.log10(worth.estimate), xref="x", y=1, yref="y domain", showarrow=False,
+                           text=f"{worth.estimate:,.0f} steps", xanchor="left", yanchor="top", xshift=4)
     fig.update_xaxes(range=[math.log10(span[0]), math.log10(span[1])])
     fig.update_xaxes(type="log", tickvals=budgets, ticktext=[f"{b:,}" for b in budgets])
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, x=0))
