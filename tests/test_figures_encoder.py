@@ -34,8 +34,12 @@ def test_the_layer_norm_figure_draws_the_running_example_row_and_its_layer_norm(
     fig = figures.layer_norm_figure(X[token], normalised[token], token=example.tokens[token])
     before, after = (t for t in fig.data if t.type == "bar")
     # figures carry 4 significant digits: half a unit of the 4th digit
-    np.testing.assert_allclose(before.y, X[token], rtol=5e-4)
-    np.testing.assert_allclose(after.y, normalised[token], rtol=5e-4)
+    np.testing.assert_allclose(before.base + np.asarray(before.y), X[token], atol=1e-3)  # base and height rounded
+    np.testing.assert_allclose(after.base + np.asarray(after.y), normalised[token], atol=1e-3)
+    # each bar hangs from its panel's mean line, so the after bars are the before bars stretched by
+    # 1 / std: the same shape, which the prose says
+    np.testing.assert_allclose([before.base, after.base], [X[token].mean(), 0], rtol=5e-4, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(after.y) * X[token].std(), before.y, atol=1e-3)
     assert list(before.text) == [number(v) for v in X[token]]  # the values written on the bars
     assert list(after.text) == [number(v) for v in normalised[token]]
     lines = _lines(fig)
@@ -61,7 +65,9 @@ def test_the_layer_norm_numbers_are_each_rows_mean_and_std_for_any_width_and_tor
     np.testing.assert_allclose(found["after"], y.numpy(), rtol=5e-4)
     np.testing.assert_allclose(found["mean"], [x.mean().item(), 0], rtol=5e-4, atol=1e-9)
     np.testing.assert_allclose(found["std"], [x.std(unbiased=False).item(), 1], rtol=5e-4)
-    assert len([t for t in figures.layer_norm_figure(x, y, token="t").data if t.type == "bar"][0].y) == D
+    before_bars = [t for t in figures.layer_norm_figure(x, y, token="t").data if t.type == "bar"][0]
+    assert len(before_bars.y) == D
+    np.testing.assert_allclose(before_bars.base + np.asarray(before_bars.y), x.numpy(), rtol=1e-3, atol=1e-3)
 
 
 @pytest.mark.parametrize(

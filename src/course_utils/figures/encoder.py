@@ -318,9 +318,11 @@ def layer_norm_figure(before, after, *, token: str, title: str = LAYER_NORM_TITL
 
     ``before (D,)``: the token's vector ``x``; ``after (D,)``: ``LayerNorm(x)`` (with ``γ = 1``,
     ``β = 0`` it has mean 0 and standard deviation 1); ``token``: its name, for the panel title.
-    In each panel: one bar per feature with its value written on it, the row's mean as a solid line
-    and mean ± one standard deviation as dashed lines, each labelled, and the mean and standard
-    deviation in the panel's title, so it reads without colour. Numbers from :func:`layer_norm_numbers`.
+    In each panel: the row's mean as a solid line and mean ± one standard deviation as dashed lines,
+    each labelled, and one bar per feature hanging from the mean line to its value (``base`` the mean,
+    ``y`` the value minus the mean), the value written on it: so the after panel's bars are the before
+    panel's, shifted to 0 and stretched, which is what LayerNorm does. The mean and standard deviation
+    are in the panel's title, so it reads without colour. Numbers from :func:`layer_norm_numbers`.
     """
     found = layer_norm_numbers(before, after)
     plots.require_text("token", token)
@@ -334,10 +336,12 @@ def layer_norm_figure(before, after, *, token: str, title: str = LAYER_NORM_TITL
                                                 found["mean"] - found["std"]]))))  # fmt: skip
     for col, ((key, name, symbol), mean, std) in enumerate(zip(rows, found["mean"], found["std"]), start=1):
         colour = plots.color(0 if key == "before" else 5)
+        base = float(plots.significant(mean))  # each bar hangs from the mean line: its height is x - mean
         fig.add_trace(go.Bar(
-            x=list(range(D)), y=plots.significant(found[key]), width=0.6, name=name, marker=dict(color=colour),
-            text=[number(v) for v in found[key]], textposition="outside", textfont=dict(size=12), cliponaxis=False,
-            hovertemplate=f"{symbol}[%{{x}}] = %{{y:.3f}}<extra></extra>", showlegend=False,
+            x=list(range(D)), y=plots.significant(found[key] - base), base=base, width=0.6, name=name,
+            marker=dict(color=colour), text=[number(v) for v in found[key]], textposition="outside",
+            textfont=dict(size=12), cliponaxis=False, customdata=plots.significant(found[key]),
+            hovertemplate=f"{symbol}[%{{x}}] = %{{customdata:.3f}}<extra></extra>", showlegend=False,
         ), row=1, col=col)  # fmt: skip
         for level, label, dash in (
             (mean + std, "+1 std", "dash"),
