@@ -169,3 +169,162 @@ def test_the_block_figure_draws_either_arrangement():
 def test_the_block_figures_refuse_bad_input(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# ---- lesson 06's measured pictures: gradient by depth, semantic prosody, parameters by part
+
+
+def _depth_norms():
+    depths = np.arange(25)
+    return {
+        "plain": 10.0 ** (-depths[::-1] * 0.8),  # vanishes toward the input
+        "residual": np.linspace(0.39, 0.13, 25),  # the input gets 3x the top's
+        "residual + LayerNorm": np.r_[np.full(24, 0.062), 0.091],  # about two-thirds
+    }
+
+
+def test_the_gradient_depth_figure_draws_every_curve_on_a_log_axis_and_the_residual_ones_linear():
+    norms = _depth_norms()
+    fig = figures.gradient_depth_figure(norms, linear=["residual", "residual + LayerNorm"])
+    left = [t for t in fig.data if t.xaxis == "x"]
+    right = [t for t in fig.data if t.xaxis == "x2"]
+    assert [t.name for t in left] == list(norms) and [t.name for t in right] == ["residual", "residual + LayerNorm"]
+    for trace in left:
+        np.testing.assert_allclose(trace.y, norms[trace.name], rtol=5e-4)
+    for trace in right:  # same curve, same colour and dash, one legend entry
+        twin = next(t for t in left if t.name == trace.name)
+        np.testing.assert_allclose(trace.y, norms[trace.name], rtol=5e-4)
+        assert trace.line.color == twin.line.color and trace.line.dash == twin.line.dash
+        assert trace.showlegend is False
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.type in (None, "linear", "-")
+    assert fig.layout.yaxis2.range[0] == 0 and fig.layout.yaxis2.range[1] >= 0.39
+    assert "h<sub>l</sub>" in fig.layout.yaxis.title.text and "h_l" not in fig.layout.yaxis.title.text
+    ratios = {a.name: a.text for a in fig.layout.annotations if (a.name or "").startswith("ratio")}
+    assert ratios == {
+        "ratio residual": "input: 3.00 × the top's",
+        "ratio residual + LayerNorm": "input: 0.68 × the top's",
+    }
+    assert "24-layer" in fig.layout.title.text
+
+
+def test_the_gradient_depth_figure_draws_a_vanished_norm_at_the_floor_of_its_log_axis():
+    norms = _depth_norms()
+    norms["plain"] = np.r_[0.0, norms["plain"][1:]]
+    fig = figures.gradient_depth_figure(norms, linear=["residual"], floor=1e-30)
+    assert fig.data[0].y[0] == 1e-30
+
+
+@pytest.mark.parametrize(
+    "norms, linear, error, message",
+    [
+        ({}, ["residual"], TypeError, "expected a non-empty dict"),
+        ({"a": [1.0, 2.0], "b": [1.0, 2.0, 3.0]}, ["a"], ValueError, "the same number of depths"),
+        ({"a": [1.0, -2.0]}, ["a"], ValueError, "finite, non-negative vector"),
+        ({"a": [1.0]}, ["a"], ValueError, "L >= 1"),
+        ({"a": ["x", "y"]}, ["a"], TypeError, "to be numbers"),
+        ({"a": [1.0, 2.0]}, ["b"], ValueError, "expected linear to name some of the curves"),
+        ({"a": [1.0, 2.0]}, "a", ValueError, "expected linear to name some of the curves"),
+    ],
+)
+def test_the_gradient_depth_figure_refuses_bad_norms(norms, linear, error, message):
+    with pytest.raises(error, match=message):
+        figures.gradient_depth_figure(norms, linear=linear)
+
+
+def test_the_prosody_figure_draws_each_count_positive_words_first_with_a_line_between():
+    words = ["rude", "kind", "cruel", "calm"]
+    polarities = [-1, 1, -1, 1]
+    counts = [[0, 366], [395, 0], [0, 372], [531, 0]]  # (W, A): perfectly, utterly
+    fig = figures.prosody_figure(counts, words, ["perfectly", "utterly"], polarities)
+    heat = fig.data[0]
+    assert list(heat.y) == ["+ kind", "+ calm", "− rude", "− cruel"]  # positive block first
+    assert [list(row) for row in heat.z] == [[395, 0], [531, 0], [0, 366], [0, 372]]
+    assert list(heat.x) == ["perfectly ___", "utterly ___"]
+    assert heat.texttemplate == "%{z}" and heat.zmin == 0
+    assert heat.colorscale[0][1].upper() == "#FFFFFF"  # an empty cell stays white
+    (line,) = fig.layout.shapes
+    assert line.y0 == line.y1 == 1.5  # between "+ calm" and "− rude"
+
+
+@pytest.mark.parametrize(
+    "counts, words, polarities, error, message",
+    [
+        ([[1, 0]], ["kind"], [2], ValueError, "polarity, \\+1 or -1"),
+        ([[1, 0]], ["kind"], [1, -1], ValueError, "one polarity"),
+        ([[1, 0, 0]], ["kind"], [1], ValueError, "shape \\(1, 2\\)"),
+        ([[1.5, 0]], ["kind"], [1], ValueError, "non-negative whole numbers"),
+        ([[-1, 0]], ["kind"], [1], ValueError, "non-negative whole numbers"),
+        ([[1, 0]], [""], [1], ValueError, "non-empty string"),
+        ([], [], [], ValueError, "at least one of the words"),
+    ],
+)
+def test_the_prosody_figure_refuses_bad_counts(counts, words, polarities, error, message):
+    with pytest.raises(error, match=message):
+        figures.prosody_figure(counts, words, ["perfectly", "utterly"], polarities)
+
+
+def test_the_parameter_figure_draws_each_part_of_each_model_with_its_count_and_share():
+    models = {
+        "DistilBERT-base": {"word embeddings": 23_440_896, "LayerNorms": 19_968, "feed-forward": 28_334_592,
+                            "pooler": 0},
+        "BERT-base": {"word embeddings": 23_440_896, "LayerNorms": 38_400, "feed-forward": 56_669_184,
+                      "pooler": 590_592},
+    }  # fmt: skip
+    fig = figures.parameter_figure(models)
+    distil, bert = fig.data
+    assert list(distil.y) == list(bert.y) == ["word embeddings", "LayerNorms", "feed-forward", "pooler"]
+    assert list(distil.x) == list(models["DistilBERT-base"].values())
+    assert list(bert.x) == list(models["BERT-base"].values())
+    total = sum(models["DistilBERT-base"].values())
+    assert distil.name == f"DistilBERT-base: {total:,} in all"
+    assert list(distil.text) == ["23.4M (45%)", "19,968 (<1%)", "28.3M (55%)", "none"]
+    assert distil.marker.color != bert.marker.color and distil.marker.pattern.shape != bert.marker.pattern.shape
+    assert fig.layout.xaxis.range[1] > 56_669_184  # room for the longest bar's label
+
+
+@pytest.mark.parametrize(
+    "models, error, message",
+    [
+        ({}, TypeError, "non-empty dict"),
+        ({"m": {}}, TypeError, "parts of 'm'"),
+        ({"m": {"a": -1}}, ValueError, "non-negative int"),
+        ({"m": {"a": 1.5}}, ValueError, "non-negative int"),
+        ({"m": {"a": 0}}, ValueError, "some parameters"),
+        ({"": {"a": 1}}, ValueError, "non-empty string"),
+    ],
+)
+def test_the_parameter_figure_refuses_bad_counts(models, error, message):
+    with pytest.raises(error, match=message):
+        figures.parameter_figure(models)
+
+
+def test_the_behaviours_figure_draws_each_layer_apart_labels_layers_and_names_each_head_on_hover():
+    L, H = 6, 4
+    scores = {"previous token": np.full((L, H), 0.1), "broad": np.full((L, H), 0.7)}
+    scores["previous token"][2, 2] = 0.73  # L3H3
+    fig = figures.behaviours_figure(scores)
+    assert len(fig.data) == L and [t.showscale for t in fig.data] == [True] + [False] * (L - 1)
+    third = fig.data[2]
+    assert list(third.y) == ["previous token", "broad"]
+    np.testing.assert_allclose(third.z, [[0.1, 0.1, 0.73, 0.1], [0.7] * 4])
+    assert third.customdata[0][2] == "L3H3"
+    for left, right in zip(fig.data, fig.data[1:]):  # a gap between the layers' columns
+        assert right.x[0] - left.x[-1] > 1
+    assert list(fig.layout.xaxis.ticktext) == [f"L{layer + 1}" for layer in range(L)]
+    np.testing.assert_allclose(fig.layout.xaxis.tickvals, [np.mean(t.x) for t in fig.data])
+    assert all(t.zmin == 0 and t.zmax == 1 for t in fig.data)
+
+
+@pytest.mark.parametrize(
+    "scores, error, message",
+    [
+        ({}, TypeError, "non-empty dict"),
+        ({"a": np.zeros(4)}, ValueError, "an \\(L, H\\) grid"),
+        ({"a": np.full((2, 2), 1.5)}, ValueError, "values in \\[0, 1\\]"),
+        ({"a": np.zeros((2, 2)), "b": np.zeros((2, 3))}, ValueError, "the same \\(L, H\\)"),
+        ({"a": "xy"}, TypeError, "to be numbers"),
+    ],
+)
+def test_the_behaviours_figure_refuses_bad_scores(scores, error, message):
+    with pytest.raises(error, match=message):
+        figures.behaviours_figure(scores)

@@ -32,6 +32,9 @@ module                  lesson  what it draws
 ``mlm``                 05      one sentence through BERT's 15% and 80/10/10 masking
 ``pattern_finder``      06      each attention head's behaviours (previous token, [CLS], ...)
 ``attention_explorer``  06      every head's attention map, live or kernel-free
+``encoder_measures``    06      the gradient's norm at each depth, log and linear; the adverb ×
+                                adjective counts of semantic prosody; where the parameters sit;
+                                every head's behaviours, layer by layer
 ``encoder``             06, 09  one post-LN block as a residual stream; a post-LN block beside a
                                 pre-LN one; one token's vector before and after LayerNorm;
                                 DistilBERT-base stage by stage, and what BERT-base adds
@@ -63,6 +66,7 @@ from .distillation import (
     who_labels_figure,
 )
 from .encoder import architecture_figure, block_figure, layer_norm_figure, layer_norm_numbers, post_pre_ln_figure
+from .encoder_measures import behaviours_figure, gradient_depth_figure, parameter_figure, prosody_figure
 from .fine_tuning import (
     cls_projection_figure,
     frozen_vs_fine_tuned_figure,
@@ -158,6 +162,10 @@ __all__ = [
     "average_behaviours",
     "bilstm_states_figure",
     "block_figure",
+    "behaviours_figure",
+    "gradient_depth_figure",
+    "parameter_figure",
+    "prosody_figure",
     "blocked_row_figure",
     "copy_figure",
     "dots_by_distance_figure",
