@@ -103,6 +103,9 @@ def _counts(name: str, values, shape: tuple[int, ...]) -> np.ndarray:
     return array.astype(int)
 
 
+EMPTY = "rgba(255, 255, 255, 0)"  # a count of 0: no colour, no text, the page shows through (light or dark)
+
+
 def prosody_figure(counts, words: Sequence[str], adverbs: Sequence[str], polarities: Sequence[int], *,
                    title: str = PROSODY_TITLE) -> go.Figure:  # fmt: skip
     """A co-occurrence matrix: ``counts (W, A)``, how often adverb ``adverbs[a]`` stands right before
@@ -110,8 +113,8 @@ def prosody_figure(counts, words: Sequence[str], adverbs: Sequence[str], polarit
 
     One row per word (a column per adverb, so it stays narrow on a phone), the positive words first
     then the negative ones, each row's label starting with its sign (+ or −) and a line between the
-    two groups; every cell has its count written on it, and the empty ones (0) stay white, so the
-    block each adverb fills shows its polarity at a glance.
+    two groups; every cell has its count written on it, and a pair that never occurs (0) is an
+    empty cell, so the block each adverb fills shows its polarity at a glance.
     """
     words, adverbs = list(words), list(adverbs)
     for name, labels in (("words", words), ("adverbs", adverbs)):
@@ -132,8 +135,8 @@ def prosody_figure(counts, words: Sequence[str], adverbs: Sequence[str], polarit
     z = table[order]
     fig = go.Figure(go.Heatmap(
         z=z, x=[f"{a} ___" for a in adverbs], y=rows, zmin=0, zmax=max(1, int(z.max())),
-        colorscale=[[0, "#FFFFFF"], [1, plots.color(0)]], showscale=False, xgap=2, ygap=2,
-        texttemplate="%{z}", textfont=dict(size=12),
+        colorscale=[[0, EMPTY], [1e-6, "#DCEBF5"], [1, plots.color(0)]], showscale=False, xgap=2, ygap=2,
+        text=[[f"{n:,}" if n else "" for n in row] for row in z], texttemplate="%{text}", textfont=dict(size=12),
         hovertemplate="“%{x}” before %{y}: %{z} times<extra></extra>",
     ))  # fmt: skip
     n_positive = int(np.sum(signs > 0))
