@@ -313,3 +313,13 @@ def test_the_twin_dropdown_stands_right_of_its_label_at_any_width(encoder, token
     # both at the left edge of the plot, the dropdown moved right by pixels: no gap that depends on the width
     assert menu["x"] == label["x"] == 0.0 and menu["xanchor"] == label["xanchor"] == "left"
     assert menu["pad"]["l"] >= 7 * len(label["text"])  # the label's width at 13 px
+
+
+def test_the_twin_layer_slider_stands_at_the_top_under_the_dropdown(encoder, tokenizer):
+    layout = _plain(figures.AttentionExplorer(encoder, tokenizer, EXAMPLES, model_name="tiny model").static())["layout"]
+    (menu,), (slider,) = layout["updatemenus"], layout["sliders"]
+    # both controls above the panels (a phone stacks the panels: a slider below them was screens away),
+    # the dropdown higher than the slider by the slider's room
+    assert slider["y"] == menu["y"] == 1.0 and slider["yanchor"] == menu["yanchor"] == "bottom"
+    assert menu["pad"]["b"] - slider["pad"]["b"] >= 80
+    assert layout["margin"]["t"] >= menu["pad"]["b"] + 100  # the title above the dropdown

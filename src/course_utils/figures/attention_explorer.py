@@ -42,6 +42,8 @@ __all__ = ["AttentionExplorer", "head_figure", "heads_figure"]
 
 MENU_SHIFT_PX = 34  # room between the panels' titles and the twin's dropdown
 MENU_LABEL_PX = 76  # the dropdown's label ("sentence:") and a gap, left of the dropdown
+SLIDER_PX = 84  # the layer slider, between the dropdown and the panels: both controls at the top, where a
+# phone's reader starts (below the panels, stacked on a phone, the slider was three screens down)
 
 
 def _check_text(name: str, value: str) -> None:
@@ -263,7 +265,7 @@ class AttentionExplorer:
             yref="paper",
             xanchor="left",
             yanchor="bottom",
-            yshift=MENU_SHIFT_PX + 6,
+            yshift=MENU_SHIFT_PX + SLIDER_PX + 6,
             showarrow=False,
             font=dict(size=13),
         )
@@ -277,14 +279,16 @@ class AttentionExplorer:
                     xanchor="left",
                     y=1.0,
                     yanchor="bottom",
-                    pad=dict(b=MENU_SHIFT_PX, l=MENU_LABEL_PX),  # right of its label, at any width
+                    pad=dict(b=MENU_SHIFT_PX + SLIDER_PX, l=MENU_LABEL_PX),  # right of its label, at any width
                 )
             ],
-            sliders=[dict(active=layer - 1, steps=steps, currentvalue=dict(prefix="layer: "), pad=dict(t=60))],
-            height=fig.layout.height + 90 + MENU_SHIFT_PX,
-            margin_b=fig.layout.margin.b + 90,
-            margin_t=fig.layout.margin.t + MENU_SHIFT_PX,
-        )
+            sliders=[dict(  # under the dropdown, above the panels' titles
+                active=layer - 1, steps=steps, currentvalue=dict(prefix="layer: "), x=0.0, len=1.0, y=1.0,
+                yanchor="bottom", pad=dict(t=0, b=MENU_SHIFT_PX),
+            )],
+            height=fig.layout.height + MENU_SHIFT_PX + SLIDER_PX,
+            margin_t=fig.layout.margin.t + MENU_SHIFT_PX + SLIDER_PX,
+        )  # fmt: skip
         return fig
 
     def _title(self, name: str) -> str:
