@@ -25,9 +25,22 @@ PRE_LN_TITLE = "One pre-LN encoder block: each sub-layer's input is normalised, 
 POST_PRE_TITLE = "Where the LayerNorm sits: on the residual stream after each + (post-LN), or on each branch (pre-LN)"
 
 
+NORM_FILL = plots.color(1)  # every LayerNorm box: one strong colour (orange), dark text on it
+
+
 def _box(
-    fig: go.Figure, x0: float, x1: float, y: float, text: str, colour: str, dash: str = "solid", height: float = 0.8
+    fig: go.Figure,
+    x0: float,
+    x1: float,
+    y: float,
+    text: str,
+    colour: str,
+    dash: str = "solid",
+    height: float = 0.8,
+    fill: str = "white",
 ) -> None:
+    """A box from ``x0`` to ``x1`` centred on ``y``, outlined in ``colour``; a ``fill`` other than
+    white is a tint that keeps its colour in dark mode (its label is black on the tint)."""
     fig.add_shape(
         type="rect",
         x0=x0,
@@ -35,9 +48,11 @@ def _box(
         y0=y - height / 2,
         y1=y + height / 2,
         line=dict(color=colour, width=2, dash=dash),
-        fillcolor="white",
+        fillcolor=fill,
     )
-    fig.add_annotation(x=(x0 + x1) / 2, y=y, text=text, showarrow=False, font=dict(size=13))
+    font = dict(size=13) if fill == "white" else dict(size=13, color="#000000")
+    tinted = {} if fill == "white" else dict(bgcolor=fill)  # the site keeps black text on a tint's background
+    fig.add_annotation(x=(x0 + x1) / 2, y=y, text=text, showarrow=False, font=font, **tinted)
 
 
 def _arrow(fig: go.Figure, x: float, y_from: float, y_to: float) -> None:
@@ -212,7 +227,7 @@ def _draw_block(
         norm_y, box_y, plus_y = top - 0.6, top - 1.95, top - 3.0  # pre-LN's norm on the branch; the sub-layer; +
         _line(fig, [(sx, top), (bmid, top), (bmid, box_y + 0.7)], branch)  # the branch leaves the stream
         if arrangement == "pre-LN":  # the LayerNorm on the branch, before the sub-layer
-            _box(fig, bmid - 1.7, bmid + 1.7, norm_y, "LayerNorm", stream, height=0.6)
+            _box(fig, bmid - 1.7, bmid + 1.7, norm_y, "LayerNorm", stream, height=0.6, fill=NORM_FILL)
             _arrowhead(fig, bmid, norm_y - 0.3, bmid, box_y + 0.5, branch)
         else:
             _arrowhead(fig, bmid, box_y + 0.9, bmid, box_y + 0.5, branch)
@@ -223,7 +238,7 @@ def _draw_block(
                       line=dict(color=stream, width=2), fillcolor="white")  # fmt: skip
         fig.add_annotation(x=sx, y=plus_y, text="<b>+</b>", showarrow=False, font=dict(size=16))
         if arrangement == "post-LN":  # the LayerNorm on the stream, after the sum
-            _box(fig, sx - 1.7, sx + 1.7, top - 3.85, "LayerNorm", stream, height=0.6)
+            _box(fig, sx - 1.7, sx + 1.7, top - 3.85, "LayerNorm", stream, height=0.6, fill=NORM_FILL)
             if notes:
                 fig.add_annotation(x=sx + 1.9, y=top - 3.85, text=f"add & norm: (T, {D})", showarrow=False,
                                    xanchor="left", font=dict(size=12))  # fmt: skip
