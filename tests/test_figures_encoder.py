@@ -163,21 +163,3 @@ def test_the_block_figure_draws_either_arrangement():
 def test_the_block_figures_refuse_bad_input(call, error, message):
     with pytest.raises(error, match=message):
         call()
-
-
-def test_every_layer_norm_box_is_tinted_in_one_strong_colour_in_both_layouts():
-    """The difference between the two blocks survives a phone's stacking: every LayerNorm box, and
-    only those, filled in one colour, its label black on the same colour (dark mode keeps both)."""
-    fig = figures.post_pre_ln_figure(RUNNING_CONFIG)
-    narrow = fig.layout.meta["narrow_layout"]
-    for shapes, notes in ((fig.to_plotly_json()["layout"]["shapes"], fig.to_plotly_json()["layout"]["annotations"]),
-                          (narrow["shapes"], narrow["annotations"])):  # fmt: skip
-        norms = [a for a in notes if a.get("text") == "LayerNorm"]
-        assert len(norms) == 4
-        assert {a["bgcolor"] for a in norms} == {figures.encoder.NORM_FILL} and {a["font"]["color"] for a in norms} == {"#000000"}
-        tinted = [s for s in shapes if s.get("fillcolor") == figures.encoder.NORM_FILL]
-        assert len(tinted) == 4  # one per LayerNorm, none elsewhere
-        for a in norms:  # each label sits in a tinted box
-            assert any(s["x0"] < a["x"] < s["x1"] and s["y0"] < a["y"] < s["y1"] for s in tinted)
-    with pytest.raises(TypeError, match="expected an EncoderConfig"):
-        figures.post_pre_ln_figure(None)
