@@ -43,8 +43,7 @@ def _running_ffn():
     example = running_example()
     torch.manual_seed(0)
     ffn = encoder.FeedForward(RUNNING_CONFIG).eval().double()
-    weights = [p.detach().numpy() for p in (ffn.lin1.weight.T, ffn.lin1.bias, ffn.lin2.weight.T, ffn.lin2.bias)]
-    return example, ffn, weights
+    return example, ffn, figures.feed_forward_weights(ffn)
 
 
 def test_the_feed_forward_numbers_are_the_package_s_feed_forward():
@@ -61,7 +60,7 @@ def test_the_feed_forward_figure_draws_every_token_4_16_4_with_one_bar_per_weigh
     example, _, weights = _running_ffn()
     tokens = list(example.tokens)
     found = figures.feed_forward_numbers(example.embeddings, *weights)
-    fig = figures.feed_forward_figure(example.embeddings, tokens, *weights)
+    fig = figures.feed_forward_figure(example.embeddings, tokens, _running_ffn()[1])
     for layout in _layouts(fig):
         assert canvas.clashes_of(layout) == []
         cells = {s["name"]: s for s in layout["shapes"] if s.get("name", "").split(" ")[0] in {"x", "hidden", "output"}}
@@ -90,16 +89,26 @@ def test_the_feed_forward_figure_draws_every_token_4_16_4_with_one_bar_per_weigh
     [
         (dict(x=np.ones((5, 3))), r"weights1 of shape \(D=3, F\)"),
         (dict(tokens=["a"]), "one token name per row of x"),
-        (dict(bias2=np.ones(5)), r"bias2 \(4,\)"),
         (dict(x=np.full((5, 4), np.nan)), "finite array"),
     ],
 )
 def test_the_feed_forward_figure_refuses_bad_input(change, message):
-    example, _, (w1, b1, w2, b2) = _running_ffn()
-    args = dict(x=example.embeddings, tokens=list(example.tokens), weights1=w1, bias1=b1, weights2=w2, bias2=b2)
+    example, ffn, _ = _running_ffn()
+    args = dict(x=example.embeddings, tokens=list(example.tokens))
     args.update(change)
     with pytest.raises(ValueError, match=message):
-        figures.feed_forward_figure(args.pop("x"), args.pop("tokens"), **args)
+        figures.feed_forward_figure(args["x"], args["tokens"], ffn)
+
+
+def test_the_feed_forward_weights_come_from_a_gelu_feed_forward_only():
+    _, ffn, (w1, b1, w2, b2) = _running_ffn()
+    with pytest.raises(ValueError, match=r"bias2 \(4,\)"):
+        figures.feed_forward_numbers(np.ones((5, 4)), w1, b1, w2, np.ones(5))
+    with pytest.raises(TypeError, match="expected a FeedForward with linear layers lin1 and lin2"):
+        figures.feed_forward_figure(np.ones((5, 4)), list("abcde"), w1)
+    relu = encoder.FeedForward(EncoderConfig(dim=4, n_heads=2, hidden_dim=16, activation="relu"))
+    with pytest.raises(ValueError, match="exact GELU"):
+        figures.feed_forward_weights(relu)
 
 
 def _task(**change):

@@ -65,7 +65,7 @@ from .distillation import (
     who_labels_figure,
 )
 from .encoder import architecture_figure, block_figure, layer_norm_figure, layer_norm_numbers, post_pre_ln_figure
-from .encoder_diagrams import feed_forward_figure, feed_forward_numbers, sentiment_task_figure
+from .encoder_diagrams import feed_forward_figure, feed_forward_numbers, feed_forward_weights, sentiment_task_figure
 from .fine_tuning import (
     cls_projection_figure,
     frozen_vs_fine_tuned_figure,
@@ -169,6 +169,7 @@ __all__ = [
     "entropy",
     "feed_forward_figure",
     "feed_forward_numbers",
+    "feed_forward_weights",
     "extremes_first",
     "frozen_vs_fine_tuned_figure",
     "gradient_rows_figure",

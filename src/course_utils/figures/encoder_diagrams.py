@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from .. import plots
 from . import canvas
 
-__all__ = ["feed_forward_figure", "feed_forward_numbers", "sentiment_task_figure"]
+__all__ = ["feed_forward_figure", "feed_forward_numbers", "feed_forward_weights", "sentiment_task_figure"]
 
 FFN_TITLE = "The feed-forward network: every token's vector, on its own, D → 4D → D with the same weights"
 TASK_TITLE = "The sentiment task: which text reaches the teacher, and the path of the held-out words"
@@ -111,16 +111,33 @@ def _ffn_canvas(found: dict, tokens: Sequence[str], width: float, cell: float) -
     return c
 
 
-def feed_forward_figure(x, tokens: Sequence[str], weights1, bias1, weights2, bias2, *, title: str = FFN_TITLE
-                        ) -> go.Figure:  # fmt: skip
-    """The feed-forward network as it runs on a sentence: one row per token of ``tokens`` (``T``),
-    its vector ``x (T, D)`` expanded by ``weights1 (D, F)``, ``bias1 (F,)`` and the GELU to ``F``
-    numbers, then compressed by ``weights2 (F, D)``, ``bias2 (D,)`` back to ``D``
-    (:func:`feed_forward_numbers`). Each number is a cell coloured by its value, all cells one
+def feed_forward_weights(ffn) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A :class:`course_utils.encoder.FeedForward` (or Hugging Face's ``FFN``: ``lin1`` and ``lin2``
+    linear layers around the GELU) as ``weights1 (D, F), bias1 (F,), weights2 (F, D), bias2 (D,)``."""
+    import torch
+    from torch.nn import functional as F
+
+    layers = [getattr(ffn, name, None) for name in ("lin1", "lin2")]
+    if not all(isinstance(layer, torch.nn.Linear) and layer.bias is not None for layer in layers):
+        raise TypeError(f"expected a FeedForward with linear layers lin1 and lin2, got {type(ffn).__name__}")
+    activation = getattr(ffn, "activation", None)
+    if activation is not F.gelu and not isinstance(activation, torch.nn.GELU):
+        raise ValueError(f"expected a FeedForward with the exact GELU, got activation {activation!r}")
+    with torch.no_grad():
+        w1, b1, w2, b2 = (p.detach().cpu().double().numpy() for p in
+                          (layers[0].weight.T, layers[0].bias, layers[1].weight.T, layers[1].bias))  # fmt: skip
+    return w1, b1, w2, b2
+
+
+def feed_forward_figure(x, tokens: Sequence[str], ffn, *, title: str = FFN_TITLE) -> go.Figure:
+    """The feed-forward network ``ffn`` (a :class:`course_utils.encoder.FeedForward`) as it runs on
+    a sentence: one row per token of ``tokens`` (``T``), its vector ``x (T, D)`` expanded by
+    ``lin1`` and the GELU to ``F`` numbers, then compressed by ``lin2`` back to ``D``
+    (:func:`feed_forward_weights`, :func:`feed_forward_numbers`). Each number is a cell coloured by its value, all cells one
     width, so the hidden row is ``F / D`` times as long; W₁ and W₂ are each one bar across all
     the rows: the same weights at every position. On a phone (``layout.meta["narrow_layout"]``)
     the cells are narrower."""
-    found = feed_forward_numbers(x, weights1, bias1, weights2, bias2)
+    found = feed_forward_numbers(x, *feed_forward_weights(ffn))
     T = found["x"].shape[0]
     if isinstance(tokens, str) or len(tokens) != T or not all(isinstance(t, str) and t for t in tokens):
         raise ValueError(f"expected one token name per row of x ({T}), got {tokens!r}")
