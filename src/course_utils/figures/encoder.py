@@ -174,9 +174,12 @@ def _line(
 
 
 def _arrowhead(
-    fig: go.Figure, x_from: float, y_from: float, x_to: float, y_to: float, colour: str, width: float = 2
+    fig: go.Figure, x_from: float, y_from: float, x_to: float, y_to: float, colour: str, width: float = 2,
+    standoff: float = 0,
 ) -> None:
+    """An arrow's head at ``(x_to, y_to)``, or ``standoff`` pixels before it."""
     fig.add_annotation(
+        standoff=standoff,
         x=x_to,
         y=y_to,
         ax=x_from,
@@ -233,9 +236,10 @@ def _draw_block(
             _arrowhead(fig, bmid, box_y + 0.9, bmid, box_y + 0.5, branch)
         _box(fig, bx0, bx1, box_y, text, branch, height=0.9)
         _line(fig, [(bmid, box_y - 0.45), (bmid, plus_y), (sx + 0.45, plus_y)], branch)  # ... and comes back
-        _arrowhead(fig, sx + 0.9, plus_y, sx + 0.35, plus_y, branch)
-        fig.add_shape(type="circle", x0=sx - 0.35, x1=sx + 0.35, y0=plus_y - 0.3, y1=plus_y + 0.3,
-                      line=dict(color=stream, width=2), fillcolor="white")  # fmt: skip
+        _arrowhead(fig, sx + 0.9, plus_y, sx, plus_y, branch, standoff=13)  # stops at the +'s circle
+        fig.add_shape(type="circle", xsizemode="pixel", ysizemode="pixel", xanchor=sx, yanchor=plus_y,
+                      x0=-12, x1=12, y0=-12, y1=12, line=dict(color=stream, width=2),
+                      fillcolor="white")  # in pixels: a circle at every width, not an ellipse  # fmt: skip
         fig.add_annotation(x=sx, y=plus_y, text="<b>+</b>", showarrow=False, font=dict(size=16))
         if arrangement == "post-LN":  # the LayerNorm on the stream, after the sum
             _box(fig, sx - 1.7, sx + 1.7, top - 3.85, "LayerNorm", stream, height=0.6, fill=NORM_FILL)
