@@ -110,6 +110,7 @@ def _architecture_canvas(config: EncoderConfig, bert_config, width: float, notes
         c.rect(left, top, width - 4, bottom, fill="white", line=bert, line_width=1.5, name=f"BERT {i}")
         c.shapes[-1]["line"]["dash"] = "dash"
         c.text(left + pad, top + pad, text, anchor=("left", "top"), size=11, color=bert, name=f"BERT {i}")
+        c.notes[-1]["bgcolor"] = "white"  # dark mode lightens the text against its box, not the page
         return bottom + 12
 
     for i, (name, shape, in_block) in enumerate(stages):
@@ -134,6 +135,7 @@ def _architecture_canvas(config: EncoderConfig, bert_config, width: float, notes
         c.text(left + 12, top + pad, name, anchor=("left", "top"), size=size, name=f"stage {i}")
         c.text(left + 12, top + pad + lines * line_px + 2, shape, anchor=("left", "top"), size=11,
                color=SHAPE_INK, name=f"shape {i}")  # fmt: skip
+        c.notes[-1]["bgcolor"] = "white"  # dark mode lightens the grey against its box, not the page
         last_bottom, y = bottom, bottom + gap
         if i in extras and notes_beside:
             note(i, top)
@@ -236,9 +238,9 @@ def _draw_block(
             _arrowhead(fig, bmid, box_y + 0.9, bmid, box_y + 0.5, branch)
         _box(fig, bx0, bx1, box_y, text, branch, height=0.9)
         _line(fig, [(bmid, box_y - 0.45), (bmid, plus_y), (sx + 0.45, plus_y)], branch)  # ... and comes back
-        _arrowhead(fig, sx + 0.9, plus_y, sx, plus_y, branch, standoff=13)  # stops at the +'s circle
+        _arrowhead(fig, sx + 0.9, plus_y, sx + 0.35, plus_y, branch)  # ends outside the +'s circle
         fig.add_shape(type="circle", xsizemode="pixel", ysizemode="pixel", xanchor=sx, yanchor=plus_y,
-                      x0=-12, x1=12, y0=-12, y1=12, line=dict(color=stream, width=2),
+                      x0=-10, x1=10, y0=-10, y1=10, line=dict(color=stream, width=2),
                       fillcolor="white")  # in pixels: a circle at every width, not an ellipse  # fmt: skip
         fig.add_annotation(x=sx, y=plus_y, text="<b>+</b>", showarrow=False, font=dict(size=16))
         if arrangement == "post-LN":  # the LayerNorm on the stream, after the sum
