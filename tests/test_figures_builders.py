@@ -7,8 +7,8 @@ import pytest
 from transformers import BertConfig
 
 from course_utils import figures, positional
-from course_utils.figures import canvas
 from course_utils.encoder import EncoderConfig
+from course_utils.figures import canvas
 
 TOKENS = ["[CLS]", "the", "cat", "sat", "[SEP]"]
 
