@@ -8,6 +8,7 @@ from transformers import BertConfig
 
 from course_utils import figures, positional
 from course_utils.encoder import EncoderConfig
+from course_utils.figures import canvas
 
 TOKENS = ["[CLS]", "the", "cat", "sat", "[SEP]"]
 
@@ -62,6 +63,26 @@ def test_the_architecture_names_every_size_of_the_config():
     texts = " ".join(a.text for a in fig.layout.annotations)
     for expected in ("1,500 × 64", "4 heads × 16", "64 → 256", "block × 2", "× 4 blocks, not 2", "(B, T, 64)"):
         assert expected in texts, expected
+    # a phone's layout as narrow as its box, a laptop's with the notes in a column of their own;
+    # nothing written on a line, an arrow or a box's edge in either
+    layout = fig.to_plotly_json()["layout"]
+    narrow = layout["meta"]["narrow_layout"]
+    assert narrow["xaxis"]["range"][1] <= canvas.NARROW_DESIGN_PX
+    assert canvas.clashes_of(layout) == [] and canvas.clashes_of(narrow) == []
+
+    def top(notes, start):
+        return next(n["y"] for n in notes if n.get("text", "").startswith(start))
+
+    for notes in (layout["annotations"], narrow["annotations"]):  # each stage's shape under its name
+        assert top(notes, "(B, T)") > top(notes, "input_ids")
+        assert top(notes, "(B, T, 256) inside") > top(notes, "feed-forward")
+    # on a phone each of BERT's notes comes right after the stage it concerns, in the column
+    notes = narrow["annotations"]
+    order = sorted((n["y"], n["text"]) for n in notes if not n.get("showarrow") and "(B, T" not in n["text"])
+    names = [text.split("<br>")[0].split(":")[0] for _, text in order]
+    assert names.index("<b>BERT-base adds</b> token-type embeddings") == names.index("word embeddings 1,500 × 64") + 1
+    assert names[names.index("add & LayerNorm (output_layer_norm)") + 1] == "<b>BERT-base</b>"
+    assert names[-1] == "<b>BERT-base adds</b> a pooler on [CLS]"
     with pytest.raises(TypeError, match="expected an EncoderConfig"):
         figures.architecture_figure(BertConfig(), BertConfig())
     with pytest.raises(TypeError, match="expected a transformers BertConfig"):

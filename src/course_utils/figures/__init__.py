@@ -38,6 +38,8 @@ module                  lesson  what it draws
 ``encoder``             06, 09  one post-LN block as a residual stream; a post-LN block beside a
                                 pre-LN one; one token's vector before and after LayerNorm;
                                 DistilBERT-base stage by stage, and what BERT-base adds
+``encoder_diagrams``    06      the feed-forward network on every token with the same weights;
+                                which text reaches the teacher, the held-out words' path
 ``distillation``        07      a distribution softened by a temperature; its explorer; the student's copy of the
                                 teacher; where a start keeps the held-out words' polarity; who
                                 labels what each few-label arm reads
@@ -66,6 +68,7 @@ from .distillation import (
     who_labels_figure,
 )
 from .encoder import architecture_figure, block_figure, layer_norm_figure, layer_norm_numbers, post_pre_ln_figure
+from .encoder_diagrams import feed_forward_figure, feed_forward_numbers, feed_forward_weights, sentiment_task_figure
 from .encoder_measures import behaviours_figure, gradient_depth_figure, parameter_figure, prosody_figure
 from .fine_tuning import (
     cls_projection_figure,
@@ -172,6 +175,9 @@ __all__ = [
     "embedding_lookup_figure",
     "embedding_plus_position_figure",
     "entropy",
+    "feed_forward_figure",
+    "feed_forward_numbers",
+    "feed_forward_weights",
     "extremes_first",
     "frozen_vs_fine_tuned_figure",
     "gradient_rows_figure",
@@ -216,6 +222,7 @@ __all__ = [
     "rope_pair_figure",
     "rope_pair_numbers",
     "schedule_figure",
+    "sentiment_task_figure",
     "sequential_steps_figure",
     "shape_journey_figure",
     "shape_journey_steps",

@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 
 from .. import plots
 from ..encoder import EncoderConfig
+from . import canvas
 from .boxes import number
 
 __all__ = ["architecture_figure", "block_figure", "layer_norm_figure", "layer_norm_numbers", "post_pre_ln_figure"]
@@ -24,9 +25,22 @@ PRE_LN_TITLE = "One pre-LN encoder block: each sub-layer's input is normalised, 
 POST_PRE_TITLE = "Where the LayerNorm sits: on the residual stream after each + (post-LN), or on each branch (pre-LN)"
 
 
+NORM_FILL = plots.color(1)  # every LayerNorm box: one strong colour (orange), dark text on it
+
+
 def _box(
-    fig: go.Figure, x0: float, x1: float, y: float, text: str, colour: str, dash: str = "solid", height: float = 0.8
+    fig: go.Figure,
+    x0: float,
+    x1: float,
+    y: float,
+    text: str,
+    colour: str,
+    dash: str = "solid",
+    height: float = 0.8,
+    fill: str = "white",
 ) -> None:
+    """A box from ``x0`` to ``x1`` centred on ``y``, outlined in ``colour``; a ``fill`` other than
+    white is a tint that keeps its colour in dark mode (its label is black on the tint)."""
     fig.add_shape(
         type="rect",
         x0=x0,
@@ -34,91 +48,123 @@ def _box(
         y0=y - height / 2,
         y1=y + height / 2,
         line=dict(color=colour, width=2, dash=dash),
-        fillcolor="white",
+        fillcolor=fill,
     )
-    fig.add_annotation(x=(x0 + x1) / 2, y=y, text=text, showarrow=False, font=dict(size=13))
+    font = dict(size=13) if fill == "white" else dict(size=13, color="#000000")
+    tinted = {} if fill == "white" else dict(bgcolor=fill)  # the site keeps black text on a tint's background
+    fig.add_annotation(x=(x0 + x1) / 2, y=y, text=text, showarrow=False, font=font, **tinted)
 
 
 def _arrow(fig: go.Figure, x: float, y_from: float, y_to: float) -> None:
     _arrowhead(fig, x, y_from, x, y_to, "grey", width=1.5)
 
 
+ARCH_TINT = "rgba(0, 114, 178, 0.07)"  # the repeated block's frame, behind its stages
+SHAPE_INK = "#555555"  # a stage's shape, under its name: mid grey, legible on both page colours
+
+
+def _architecture_parts(config: EncoderConfig, bert_config) -> tuple[list[tuple[str, str, bool]], dict[int, str]]:
+    """The stages ``(name, shape after it, inside the repeated block)`` from ``input_ids`` to
+    ``last_hidden_state``, and BERT-base's extras keyed by the index of the stage they follow."""
+    V, P, Dm, H = config.vocab_size, config.max_position_embeddings, config.dim, config.n_heads
+    Fd, N = config.hidden_dim, config.n_layers
+    stages = [
+        ("input_ids: token ids of a batch", "(B, T)", False),
+        (f"word embeddings {V:,} × {Dm}<br>+ position embeddings {P} × {Dm}", f"(B, T, {Dm})", False),
+        ("LayerNorm (eps 1e-12), dropout", f"(B, T, {Dm})", False),
+        (f"multi-head self-attention:<br>{H} heads × {Dm // H}", f"(B, T, {Dm}); weights (B, {H}, T, T)", True),
+        ("add & LayerNorm (sa_layer_norm)", f"(B, T, {Dm})", True),
+        (f"feed-forward network:<br>{Dm} → {Fd}, GELU, → {Dm}", f"(B, T, {Fd}) inside, then (B, T, {Dm})", True),
+        ("add & LayerNorm (output_layer_norm)", f"(B, T, {Dm})", True),
+        ("last_hidden_state: one vector per token", f"(B, T, {Dm})", False),
+    ]
+    extras = {
+        1: f"<b>BERT-base adds</b> token-type embeddings<br>{bert_config.type_vocab_size} × {Dm}: "
+           "first or second sentence",
+        6: f"<b>BERT-base</b>: × {bert_config.num_hidden_layers} blocks, not {N}",
+        7: f"<b>BERT-base adds</b> a pooler on [CLS]:<br>{Dm} × {Dm} + tanh → (B, {Dm})",
+    }
+    return stages, extras
+
+
+def _architecture_canvas(config: EncoderConfig, bert_config, width: float, notes_beside: bool) -> canvas.Canvas:
+    """The stages as a column of boxes, each with its shape under its name, the repeated block
+    framed; BERT's extras as dashed notes right after the stage they concern (``notes_beside``:
+    level with it, in a column on the right, on a laptop). The arrows run down the column's left
+    side, so that a note in the column (a phone) stands beside them, not on them."""
+    stages, extras = _architecture_parts(config, bert_config)
+    bert = plots.color(5)
+    c = canvas.Canvas(width)
+    size, line_px, pad, gap, frame_pad = 12, 1.3 * 12, 6, 22, 8
+    column = (4.0, width * 0.62 - 10) if notes_beside else (4.0, width - 4)
+    arrow_x = column[0] + 22
+    frame = {}  # the repeated block's frame: top and bottom
+    y, last_bottom = 2.0, None
+
+    def note(i: int, top: float) -> float:
+        """BERT's note on stage ``i``: beside the stage (a laptop) or in the column from ``top``;
+        returns where the column goes on."""
+        text, n = extras[i], extras[i].count("<br>") + 1
+        left = width * 0.62 + 6 if notes_beside else arrow_x + 18
+        bottom = top + 2 * pad + n * line_px
+        c.rect(left, top, width - 4, bottom, fill="white", line=bert, line_width=1.5, name=f"BERT {i}")
+        c.shapes[-1]["line"]["dash"] = "dash"
+        c.text(left + pad, top + pad, text, anchor=("left", "top"), size=11, color=bert, name=f"BERT {i}")
+        c.notes[-1]["bgcolor"] = "white"  # dark mode lightens the text against its box, not the page
+        return bottom + 12
+
+    for i, (name, shape, in_block) in enumerate(stages):
+        if in_block and "top" not in frame:  # the repeated block opens: its frame's name on the right
+            frame["top"] = y - gap / 2 + 2
+            c.text(column[1] - frame_pad, frame["top"] + 5, f"<b>transformer block × {config.n_layers}</b>",
+                   anchor=("right", "top"), size=size, color=plots.color(0), name="block")  # fmt: skip
+            y = frame["top"] + 5 + line_px + 8
+        if not in_block and "top" in frame and "bottom" not in frame:  # ... and closes
+            frame["bottom"] = last_bottom + frame_pad
+            y = frame["bottom"] + gap / 2 + 2
+            if not notes_beside:
+                y = note(i - 1, y - 4) + 4
+        inset = frame_pad + 4 if in_block else 0
+        left, right = column[0] + inset, column[1] - inset
+        lines = name.count("<br>") + 1
+        top = y
+        bottom = top + pad + lines * line_px + 2 + line_px + pad
+        if last_bottom is not None:
+            c.arrow(arrow_x, last_bottom + 1, arrow_x, top - 3, name=f"to stage {i}")
+        c.rect(left, top, right, bottom, fill="white", line="#000000", line_width=1.5, name=f"stage {i}")
+        c.text(left + 12, top + pad, name, anchor=("left", "top"), size=size, name=f"stage {i}")
+        c.text(left + 12, top + pad + lines * line_px + 2, shape, anchor=("left", "top"), size=11,
+               color=SHAPE_INK, name=f"shape {i}")  # fmt: skip
+        c.notes[-1]["bgcolor"] = "white"  # dark mode lightens the grey against its box, not the page
+        last_bottom, y = bottom, bottom + gap
+        if i in extras and notes_beside:
+            note(i, top)
+            if i == len(stages) - 1:
+                c._grow(top + 2 * pad + (extras[i].count("<br>") + 1) * line_px)
+        elif i in extras and not (in_block and i + 1 < len(stages) and stages[i + 1][2] is False):
+            y = note(i, bottom + 10) + 10
+    c.shapes.insert(0, dict(type="rect", xref="x", yref="y", x0=column[0], y0=frame["top"], x1=column[1],
+                            y1=frame["bottom"], fillcolor=ARCH_TINT, line=dict(color=plots.color(0), width=2),
+                            name="block"))  # fmt: skip
+    return c
+
+
 def architecture_figure(config: EncoderConfig, bert_config, *, title: str = TITLE) -> go.Figure:
-    """DistilBERT's encoder as boxes from ``input_ids`` to ``last_hidden_state``, the shape after
-    each stage on their right, the repeated block framed; on the far right, in dashed boxes, what a
-    BERT of ``bert_config`` (a ``transformers.BertConfig``) adds: token-type embeddings, more
-    blocks, the pooler. ``config``: a :class:`course_utils.encoder.EncoderConfig`."""
+    """DistilBERT's encoder as a column of boxes from ``input_ids`` to ``last_hidden_state``, each
+    with the shape after it under its name, the repeated block framed; in dashed notes right after
+    the stage they concern (on a laptop, level with it on the right), what a BERT of
+    ``bert_config`` (a ``transformers.BertConfig``) adds: token-type embeddings, more blocks, the
+    pooler. ``config``: a :class:`course_utils.encoder.EncoderConfig`. On a phone
+    (``layout.meta["narrow_layout"]``) the notes stand in the column, so nothing is wider than the
+    screen."""
     if not isinstance(config, EncoderConfig):
         raise TypeError(f"expected an EncoderConfig, got {type(config).__name__}")
     if not all(hasattr(bert_config, name) for name in ("type_vocab_size", "num_hidden_layers")):
         raise TypeError(f"expected a transformers BertConfig, got {type(bert_config).__name__}")
-    V, P, Dm, H = config.vocab_size, config.max_position_embeddings, config.dim, config.n_heads
-    Fd, N = config.hidden_dim, config.n_layers
-    stages = [  # (y, text in the box, shape after it)
-        (13.0, "input_ids: token ids of a batch", "(B, T)"),
-        (11.6, f"word embeddings {V:,} × {Dm}<br>+ position embeddings {P} × {Dm}", f"(B, T, {Dm})"),
-        (10.4, "LayerNorm (eps 1e-12), dropout", f"(B, T, {Dm})"),
-        (8.9, f"multi-head self-attention: {H} heads × {Dm // H}", f"(B, T, {Dm})<br>weights (B, {H}, T, T)"),
-        (7.7, "add & LayerNorm  (sa_layer_norm)", f"(B, T, {Dm})"),
-        (6.5, f"feed-forward: {Dm} → {Fd}, GELU, → {Dm}", f"(B, T, {Fd}) inside"),
-        (5.3, "add & LayerNorm  (output_layer_norm)", f"(B, T, {Dm})"),
-        (3.6, "last_hidden_state: one vector per token", f"(B, T, {Dm})"),
-    ]
-    fig = go.Figure()
-    fig.add_shape(  # the repeated block
-        type="rect",
-        x0=0.2,
-        x1=5.75,
-        y0=4.55,
-        y1=9.65,
-        line=dict(color=plots.color(0), width=2),
-        fillcolor="rgba(0, 114, 178, 0.07)",
-    )
-    fig.add_annotation(
-        x=0.3,
-        y=9.45,
-        text=f"<b>transformer block × {N}</b>",
-        showarrow=False,
-        xanchor="left",
-        font=dict(color=plots.color(0), size=13),
-    )
-    for (y, text, shape), below in zip(stages, [s[0] for s in stages[1:]] + [None]):
-        _box(fig, 0.5, 5.5, y, text, "black")
-        fig.add_annotation(
-            x=5.85,
-            y=y,
-            text=shape,
-            showarrow=False,
-            xanchor="left",
-            align="left",
-            font=dict(family="monospace", size=12),
-        )
-        if below is not None:
-            _arrow(fig, 3.0, y - 0.4, below + 0.4)
-    bert_colour = plots.color(5)
-    extras = [
-        (11.6, f"+ token-type embeddings {bert_config.type_vocab_size} × {Dm}"),
-        (7.1, f"× {bert_config.num_hidden_layers} blocks, not {N}"),
-        (3.6, f"+ pooler on [CLS]: {Dm} × {Dm} + tanh<br>→ (B, {Dm})"),
-    ]
-    for y, text in extras:
-        _box(fig, 8.6, 13.4, y, text, bert_colour, dash="dash")
-    fig.add_annotation(
-        x=11.0,
-        y=13.0,
-        text="<b>BERT-base has, in addition</b>",
-        showarrow=False,
-        font=dict(color=bert_colour, size=13),
-    )
-    fig.update_xaxes(visible=False, range=[0, 13.6])
-    fig.update_yaxes(visible=False, range=[3.0, 13.5])
-    fig.update_layout(
-        title=dict(text=title, x=0.02),
-        template=plots.TEMPLATE,
-        height=640,
-        margin=dict(l=10, r=10, t=60, b=10),
-    )
-    return fig
+    plots.require_text("title", title)
+    wide = _architecture_canvas(config, bert_config, canvas.WIDE_DESIGN_PX, notes_beside=True)
+    narrow = _architecture_canvas(config, bert_config, canvas.NARROW_DESIGN_PX, notes_beside=False)
+    return canvas.canvas_figure(wide, narrow, title=title)
 
 
 def _line(
@@ -130,9 +176,12 @@ def _line(
 
 
 def _arrowhead(
-    fig: go.Figure, x_from: float, y_from: float, x_to: float, y_to: float, colour: str, width: float = 2
+    fig: go.Figure, x_from: float, y_from: float, x_to: float, y_to: float, colour: str, width: float = 2,
+    standoff: float = 0,
 ) -> None:
+    """An arrow's head at ``(x_to, y_to)``, or ``standoff`` pixels before it."""
     fig.add_annotation(
+        standoff=standoff,
         x=x_to,
         y=y_to,
         ax=x_from,
@@ -183,18 +232,19 @@ def _draw_block(
         norm_y, box_y, plus_y = top - 0.6, top - 1.95, top - 3.0  # pre-LN's norm on the branch; the sub-layer; +
         _line(fig, [(sx, top), (bmid, top), (bmid, box_y + 0.7)], branch)  # the branch leaves the stream
         if arrangement == "pre-LN":  # the LayerNorm on the branch, before the sub-layer
-            _box(fig, bmid - 1.7, bmid + 1.7, norm_y, "LayerNorm", stream, height=0.6)
+            _box(fig, bmid - 1.7, bmid + 1.7, norm_y, "LayerNorm", stream, height=0.6, fill=NORM_FILL)
             _arrowhead(fig, bmid, norm_y - 0.3, bmid, box_y + 0.5, branch)
         else:
             _arrowhead(fig, bmid, box_y + 0.9, bmid, box_y + 0.5, branch)
         _box(fig, bx0, bx1, box_y, text, branch, height=0.9)
         _line(fig, [(bmid, box_y - 0.45), (bmid, plus_y), (sx + 0.45, plus_y)], branch)  # ... and comes back
-        _arrowhead(fig, sx + 0.9, plus_y, sx + 0.35, plus_y, branch)
-        fig.add_shape(type="circle", x0=sx - 0.35, x1=sx + 0.35, y0=plus_y - 0.3, y1=plus_y + 0.3,
-                      line=dict(color=stream, width=2), fillcolor="white")  # fmt: skip
+        _arrowhead(fig, sx + 0.9, plus_y, sx + 0.35, plus_y, branch)  # ends outside the +'s circle
+        fig.add_shape(type="circle", xsizemode="pixel", ysizemode="pixel", xanchor=sx, yanchor=plus_y,
+                      x0=-10, x1=10, y0=-10, y1=10, line=dict(color=stream, width=2),
+                      fillcolor="white")  # in pixels: a circle at every width, not an ellipse  # fmt: skip
         fig.add_annotation(x=sx, y=plus_y, text="<b>+</b>", showarrow=False, font=dict(size=16))
         if arrangement == "post-LN":  # the LayerNorm on the stream, after the sum
-            _box(fig, sx - 1.7, sx + 1.7, top - 3.85, "LayerNorm", stream, height=0.6)
+            _box(fig, sx - 1.7, sx + 1.7, top - 3.85, "LayerNorm", stream, height=0.6, fill=NORM_FILL)
             if notes:
                 fig.add_annotation(x=sx + 1.9, y=top - 3.85, text=f"add & norm: (T, {D})", showarrow=False,
                                    xanchor="left", font=dict(size=12))  # fmt: skip
