@@ -42,6 +42,10 @@ def test_the_schedule_drawn_is_the_rate_torch_steps_with(peak, warmup, total):
     np.testing.assert_allclose(np.array(curve.y, dtype=float), taken, rtol=1e-3)
     marks = fig.data[1]  # the peak, at the end of warm-up, and the last step
     assert list(marks.x) == [warmup, total]
+    # the last step's marker inside the x range, with room for its half; the axes' zeros apart
+    low, high = fig.layout.xaxis.range
+    assert low < 0 and high >= total * 1.03
+    assert fig.layout.yaxis.range[0] < 0
     np.testing.assert_allclose(np.array(marks.y, dtype=float), [peak, taken[-1]], rtol=1e-3)
     written = " ".join(a.text for a in fig.layout.annotations)
     assert f"peak {fine_tuning.rate_text(peak)}</b> at step {warmup}" in written
@@ -140,6 +144,12 @@ def test_the_heads_diagram_fits_a_laptop_and_a_phone_with_an_arrow_into_each_hea
     for head, tip in zip(heads, tips):  # each arrow ends at the left edge of its head, level with it
         left = head["x"] - boxes.box_size(head["text"])[0] / 2
         assert left - 10 < tip["x"] < left and head["y"] < tip["y"] < head["y"] + boxes.box_size(head["text"])[1]
+    # the trunk leaves the encoder's own bottom edge, within its width
+    encoder = boxes_of(narrow)[0]
+    width, height = boxes.box_size(encoder["text"])
+    (trunk,) = [a for a in arrows_of(narrow) if a["arrowhead"] == 0]
+    assert trunk["ax"] == trunk["x"] and trunk["ay"] == pytest.approx(encoder["y"] + height)
+    assert encoder["x"] - width / 2 < trunk["ax"] < encoder["x"] + width / 2
 
 
 def frozen_and_fine_tuned(n_labels: int = 3):
@@ -199,8 +209,12 @@ def gradient_marks(layout, texts) -> tuple[set[int], dict[int, str]]:
 
 def test_the_frozen_encoder_reads_as_frozen_and_the_gradient_reaches_what_is_trained():
     _, fig, texts = frozen_and_fine_tuned()
-    assert "FROZEN: no gradient" in texts[0] and fine_tuning.HATCH in texts[0] and "TRAINED" in texts[4]
+    assert "FROZEN: no gradient" in texts[0] and "░" not in texts[0] and "TRAINED" in texts[4]
     for layout in (fig.to_plotly_json()["layout"], fig.layout.meta["narrow_layout"]):
+        # the frozen encoder is a grey-filled box, black text on it; every other box white
+        filled = [a.get("bgcolor") for a in boxes_of(layout)[:8]]
+        assert filled == [fine_tuning.FROZEN_FILL] + ["white"] * 7
+        assert boxes_of(layout)[0]["font"]["color"] == fine_tuning.FROZEN_INK
         outlines = [a["bordercolor"] for a in boxes_of(layout)[:8]]
         assert outlines == list(fine_tuning.PANEL_COLORS) and outlines[0] == plots.REFERENCE_COLOR  # grey
         reached, words = gradient_marks(layout, texts)
@@ -239,6 +253,30 @@ def test_the_frozen_and_fine_tuned_picture_fits_a_laptop_and_a_phone():
         (lambda: figures.frozen_vs_fine_tuned_figure(TINY, 2.5e5), ValueError, "fine_tuned_parameters"),
         (lambda: figures.frozen_vs_fine_tuned_figure(TINY, 306), ValueError, "exceed its head's 306"),
         (lambda: figures.frozen_vs_fine_tuned_figure(TINY, 10_000, 0), ValueError, "n_labels"),
+        (lambda: figures.kind_curves_figure([], ["a"], thin="a", title="t"), ValueError, "at least one run"),
+        (lambda: figures.kind_curves_figure([[{"step": 0, "a": 0.5}]], ["a"], thin="b", title="t"), ValueError,
+         "drawn run by run"),
+        (lambda: figures.kind_curves_figure([[{"step": 0, "a": 0.5}], [{"step": 5, "a": 0.5}]], ["a"], thin="a",
+                                            title="t"), ValueError, "same steps"),
+        (lambda: figures.kind_curves_figure([[{"step": 0, "a": 1.5}]], ["a"], thin="a", title="t"), ValueError,
+         "between 0 and 1"),
+        (lambda: figures.kind_curves_figure([[{"step": 0, "b": 0.5}]], ["a"], thin="a", title="t"), ValueError,
+         "accuracy of 'a'"),
+        (lambda: figures.rate_sweep_figure({1e-4: {"v": [0.5]}}, recipe_lr=1e-4, title="t"), ValueError,
+         "two or more"),
+        (lambda: figures.rate_sweep_figure({1e-4: {"v": [0.5]}, 1e-3: {"v": [0.6]}}, recipe_lr=5e-4, title="t"),
+         ValueError, "recipe's rate"),
+        (lambda: figures.rate_sweep_figure({1e-4: {"v": [0.5]}, 1e-3: {"t": [0.6]}}, recipe_lr=1e-4, title="t"),
+         ValueError, "same splits"),
+        (lambda: figures.rate_sweep_figure({1e-4: {"v": []}, 1e-3: {"v": [0.6]}}, recipe_lr=1e-4, title="t"),
+         ValueError, "one or more accuracies"),
+        (lambda: figures.label_alignment_figure(["a"], ["[CLS]", "a"], [None, 0], [-100], ["X"], title="t"),
+         ValueError, "one word id and one label per token"),
+        (lambda: figures.label_alignment_figure(["a", "b"], ["a", "b", "a"], [0, 1, 0], [0, 0, -100], ["X"],
+                                                title="t"), ValueError, "next to each other"),
+        (lambda: figures.label_alignment_figure(["a"], ["a"], [1], [0], ["X"], title="t"), ValueError, "word ids"),
+        (lambda: figures.label_alignment_figure(["a"], ["a"], [0], [3], ["X"], title="t"), ValueError,
+         "labels -100 or 0"),
     ],
 )
 def test_bad_inputs_get_clear_errors(call, error, message):
@@ -266,3 +304,92 @@ def test_principal_plane_is_the_pca_projection_and_the_figure_colours_by_label()
     assert len(fig.data[0].x) == int((labels == 0).sum())
     with pytest.raises(ValueError, match="one vector per label"):
         figures.cls_projection_figure({"frozen": x[:10]}, labels, title="t")
+
+
+KINDS = ("lexical", "negation")
+
+
+def kind_runs():
+    """Three runs measured at steps 0, 50, 100, 150: the words learned early, negation at its own step."""
+    negation = ([0.5, 0.35, 0.9, 0.9], [0.5, 0.4, 0.45, 0.88], [0.49, 0.38, 0.5, 0.5])
+    return [[{"step": s, "lexical": [0.5, 0.8, 0.9, 0.92][i], "negation": run[i]} for i, s in enumerate((0, 50, 100, 150))]
+            for run in negation]  # fmt: skip
+
+
+def test_the_kind_curves_draw_step_0_chance_each_negation_run_and_the_means():
+    runs = kind_runs()
+    fig = figures.kind_curves_figure(runs, KINDS, thin="negation", title="by kind")
+    thin = [t for t in fig.data if t.name == "negation: each run"]
+    assert len(thin) == len(runs) and sum(t.showlegend for t in thin) == 1  # one legend entry for the runs
+    for trace, run in zip(thin, runs):  # each run drawn as measured, from step 0
+        assert list(trace.x) == [0, 50, 100, 150]
+        np.testing.assert_allclose(trace.y, [p["negation"] for p in run])
+        assert trace.line.width < 2
+    means = {t.name: t for t in fig.data if t.name.endswith("(mean)")}
+    assert list(means) == ["lexical (mean)", "negation (mean)"]
+    np.testing.assert_allclose(means["negation (mean)"].y, np.mean([[p["negation"] for p in r] for r in runs], 0),
+                               atol=1e-3)  # fmt: skip
+    assert means["lexical (mean)"].line.dash != means["negation (mean)"].line.dash  # reads without colour
+    (chance,) = [t for t in fig.data if t.name.startswith("chance")]
+    assert list(chance.y) == [0.5, 0.5] and list(chance.x) == [0, 150]
+    assert fig.layout.xaxis.range[0] < 0  # step 0 whole inside the plot
+    # the mean of the runs crosses back above chance later than the fastest run does: the thin lines
+    # show what the mean smooths
+    first_above = [next(s for s, y in zip(t.x, t.y) if s > 0 and y > 0.8) if max(t.y) > 0.8 else None for t in thin]
+    assert first_above == [100, 150, None]
+
+
+def test_the_rate_sweep_ticks_every_rate_and_draws_every_run_at_the_recipes_rate():
+    accuracies = {3e-5: {"validation": [0.6], "test": [0.59]}, 2e-4: {"validation": [0.88], "test": [0.87]},
+                  5e-4: {"validation": [0.9, 0.91, 0.89], "test": [0.9, 0.92, 0.88]},
+                  1e-3: {"validation": [0.85], "test": [0.84]}}  # fmt: skip
+    fig = figures.rate_sweep_figure(accuracies, recipe_lr=5e-4, title="sweep")
+    assert fig.layout.xaxis.type == "log"
+    assert list(fig.layout.xaxis.tickvals) == [3e-5, 2e-4, 5e-4, 1e-3]
+    assert list(fig.layout.xaxis.ticktext) == ["3e-5", "2e-4", "5e-4", "1e-3"]
+    low, high = fig.layout.xaxis.range  # log10 units: the end points' markers inside
+    assert low < np.log10(3e-5) and high > np.log10(1e-3)
+    lines = {t.name: t for t in fig.data if t.mode == "lines+markers"}
+    np.testing.assert_allclose(lines["validation (mean of the runs)"].y, [0.6, 0.88, 0.9, 0.85])
+    dots = {t.name: t for t in fig.data if t.mode == "markers"}
+    assert set(dots) == {"validation: each of the 3 runs at 5e-4", "test: each of the 3 runs at 5e-4"}
+    beside = [dots[f"{split}: each of the 3 runs at 5e-4"].x for split in ("validation", "test")]
+    assert all(len(set(x)) == 1 and abs(np.log10(x[0] / 5e-4)) < 0.05 for x in beside)  # at the rate
+    assert beside[0][0] < 5e-4 < beside[1][0]  # side by side, neither on the mean's marker
+    np.testing.assert_allclose(dots["test: each of the 3 runs at 5e-4"].y, [0.9, 0.92, 0.88])
+
+
+WORDS = ("this", "stapon", "dreaded", ".")
+TOKENS = ["[CLS]", "this", "st", "##ap", "##on", "dreaded", ".", "[SEP]"]
+WORD_IDS = [None, 0, 1, 1, 1, 2, 3, None]
+TAGS = ("DET", "NOUN", "VERB", "PUNCT")
+
+
+def test_the_alignment_draws_words_over_their_pieces_and_each_pieces_label():
+    from course_utils import task_heads
+    from course_utils.figures.canvas import clashes_of
+
+    labels = task_heads.align_labels(WORD_IDS, [0, 1, 2, 3])
+    fig = figures.label_alignment_figure(WORDS, TOKENS, WORD_IDS, labels, TAGS, title="alignment")
+    for layout in (fig.to_plotly_json()["layout"], fig.layout.meta["narrow_layout"]):
+        assert clashes_of(layout) == []  # no label on a line, a box edge or another label; none cut
+        notes = {n["name"]: n["text"] for n in layout["annotations"] if n.get("name") and not n.get("showarrow")}
+        rects = {s["name"]: s for s in layout["shapes"] if s["type"] == "rect"}
+        assert [notes[f"word {w}"] for w in range(len(WORDS))] == list(WORDS)
+        assert [notes[f"piece {t}"] for t in range(len(TOKENS))] == TOKENS
+        drawn = [notes[f"label {t}"] for t in range(len(TOKENS))]
+        assert drawn == ["−100", "<b>DET</b>", "<b>NOUN</b>", "−100", "−100", "<b>VERB</b>", "<b>PUNCT</b>", "−100"]
+        # the tagged labels outlined in the tag colour, the ignored ones grey
+        assert {rects[f"label {t}"]["line"]["color"] for t in (1, 2, 5, 6)} == {fine_tuning.TAG_COLOR}
+        assert {rects[f"label {t}"]["line"]["color"] for t in (0, 3, 4, 7)} == {plots.REFERENCE_COLOR}
+        # "stapon" spans its three pieces; a line joins each word to each of its pieces
+        word, first, last = rects["word 1"], rects["piece 2"], rects["piece 4"]
+        if layout is fig.layout.meta["narrow_layout"]:
+            assert word["y0"] <= first["y0"] and word["y1"] >= last["y1"]
+        else:
+            assert word["x0"] <= first["x0"] and word["x1"] >= last["x1"]
+        joins = {s["name"] for s in layout["shapes"] if s["type"] == "line"}
+        assert joins == {f"word {w} to piece {t}" for t, w in enumerate(WORD_IDS) if w is not None}
+        arrows = [n for n in layout["annotations"] if n.get("showarrow")]
+        assert len(arrows) == len(TOKENS)  # each piece to its label
+    assert fig.layout.xaxis.range[1] <= 700 and fig.layout.meta["narrow_layout"]["xaxis"]["range"][1] <= 330

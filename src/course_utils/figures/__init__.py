@@ -48,7 +48,9 @@ module                  lesson  what it draws
                                 step-down; the budget curve
 ``fine_tuning``         08      one encoder feeding its task heads, each reading its own
                                 vectors; the learning rate of each fine-tuning step;
-                                a frozen encoder's features beside fine-tuning
+                                a frozen encoder's features beside fine-tuning; each kind's
+                                accuracy from step 0; word labels on WordPiece pieces;
+                                accuracy against the peak learning rate
 ``since_distilbert``    09      next-token targets under the causal mask; a KV cache growing;
                                 query heads sharing key/value heads; the
                                 online softmax's blocks and running maximum
@@ -73,7 +75,10 @@ from .encoder_measures import behaviours_figure, gradient_depth_figure, paramete
 from .fine_tuning import (
     cls_projection_figure,
     frozen_vs_fine_tuned_figure,
+    kind_curves_figure,
+    label_alignment_figure,
     principal_plane,
+    rate_sweep_figure,
     schedule_figure,
     task_heads_figure,
 )
@@ -148,6 +153,8 @@ __all__ = [
     "comparison_rows",
     "differences_figure",
     "holm_figure",
+    "kind_curves_figure",
+    "label_alignment_figure",
     "one_token_figure",
     "principal_plane",
     "BEHAVIOURS",
@@ -218,6 +225,7 @@ __all__ = [
     "query_path_numbers",
     "query_weights_figure",
     "rank_heads",
+    "rate_sweep_figure",
     "rnn_unrolled_figure",
     "rope_pair_figure",
     "rope_pair_numbers",
