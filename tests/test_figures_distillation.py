@@ -208,3 +208,60 @@ def test_one_token_figure_draws_each_series_per_token_and_marks_the_label_and_th
         one_token_figure(["a"], {"x": [0.1]}, label="b", title="t")
     with pytest.raises(ValueError, match="one probability per token"):
         one_token_figure(["a", "b"], {"x": [0.1]}, label="a", title="t")
+
+
+# --------------------------------------------------------------------------------------------
+# One step of distillation: who reads what, and the gradient into the student only
+
+ALPHAS = {"ce": 5.0, "mlm": 2.0, "cos": 1.0}
+
+
+def _named(items, prefix):
+    return [item for item in items if (item.get("name") or "").startswith(prefix)]
+
+
+def test_the_distillation_step_draws_each_loss_fed_from_the_side_it_reads_and_the_gradient_into_the_student():
+    from course_utils.figures import canvas
+
+    fig = figures.distillation_step_figure(6, 3, ALPHAS, 2.0)
+    layout = fig.to_plotly_json()["layout"]
+    for drawn in (layout, layout["meta"]["narrow_layout"]):
+        notes, shapes = drawn["annotations"], drawn["shapes"]
+        assert canvas.clashes_of(drawn) == []  # no label on a label, a line, an arrow or a box's edge
+        texts = {n["name"]: n["text"] for n in notes if not n.get("showarrow")}
+        assert texts["L_mlm"].startswith("<b>2 · L_mlm") and texts["L_ce"].startswith("<b>5 · L_ce")
+        assert texts["L_cos"].startswith("<b>1 · L_cos") and "T=2" in texts["L_ce"].replace(" ", "")
+        assert "6 layers" in texts["the teacher"] and "frozen" in texts["the teacher"]
+        assert "3 layers" in texts["the student"] and "student only" in texts["the gradient"]
+        (teacher,) = _named(shapes, "the teacher")
+        (student,) = _named(shapes, "the student")
+        (panel,) = [s for s in _named(shapes, "the losses") if s["type"] == "rect"]
+        assert teacher["x1"] < panel["x0"] < panel["x1"] < student["x0"]  # teacher left, student right
+        assert len(_named(shapes, "lock")) == 4 and teacher["line"]["color"] != student["line"]["color"]
+        arrows = [n for n in notes if n.get("showarrow")]
+        for term, sides in (("mlm", {"student"}), ("ce", {"teacher", "student"}), ("cos", {"teacher", "student"})):
+            into = [a for a in arrows if a["name"].endswith(f"to L_{term}")]
+            assert {a["name"].split()[0] for a in into} == sides
+            for a in into:  # each head ends on the panel's edge, on the side its model stands
+                assert a["x"] == pytest.approx(panel["x0"] - 1 if a["ax"] < panel["x0"] else panel["x1"] + 1)
+        (labels,) = [a for a in arrows if a["name"] == "the labels"]
+        assert labels["y"] == pytest.approx(panel["y0"] - 1)  # the true tokens into the panel's top row, L_mlm
+        (gradient,) = [a for a in arrows if a["name"] == "the gradient"]
+        assert student["x0"] < gradient["x"] < student["x1"] and gradient["y"] == pytest.approx(student["y1"] + 1)
+        dashed = [s for s in _named(shapes, "the gradient") if s["line"]["dash"] == "dash"]
+        assert len(dashed) == 2 and dashed[0]["y0"] == pytest.approx(panel["y1"])  # it leaves from L
+        assert not any(a["x"] <= teacher["x1"] + 1 and a["y"] >= teacher["y0"] for a in arrows
+                       if a["name"] != "the ids")  # nothing flows back into the teacher
+    assert layout["meta"]["narrow_layout"]["xaxis"]["range"][1] < layout["xaxis"]["range"][1]
+
+
+@pytest.mark.parametrize("args, match", [
+    ((0, 3, ALPHAS, 2.0), "n_teacher, a number of layers"),
+    ((6, True, ALPHAS, 2.0), "n_student, a number of layers"),
+    ((6, 3, {"ce": 5.0, "mlm": 2.0}, 2.0), "a dict of the weights"),
+    ((6, 3, {**ALPHAS, "cos": -1.0}, 2.0), r"alphas\['cos'\] to be a finite number > 0"),
+    ((6, 3, ALPHAS, 0.0), "temperature to be a finite number > 0"),
+])
+def test_the_distillation_step_refuses_wrong_inputs(args, match):
+    with pytest.raises(ValueError, match=match):
+        figures.distillation_step_figure(*args)

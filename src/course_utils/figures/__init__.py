@@ -54,6 +54,7 @@ from .attention_explorer import AttentionExplorer, head_figure, heads_figure
 from .comparisons import ComparisonRow, budget_figure, comparison_rows, differences_figure, holm_figure
 from .distillation import (
     copy_figure,
+    distillation_step_figure,
     entropy,
     one_token_figure,
     polarity_figure,
@@ -140,6 +141,7 @@ __all__ = [
     "cls_projection_figure",
     "comparison_rows",
     "differences_figure",
+    "distillation_step_figure",
     "holm_figure",
     "one_token_figure",
     "principal_plane",

@@ -24,7 +24,7 @@ from ..validation import positive_number
 from ..widgets import Explorer, Slider
 from . import boxes
 
-__all__ = ["copy_figure", "entropy", "one_token_figure", "polarity_figure", "softened", "temperature_figure",
+__all__ = ["copy_figure", "distillation_step_figure", "entropy", "one_token_figure", "polarity_figure", "softened", "temperature_figure",
            "temperature_explorer", "who_labels_figure"]
 
 
@@ -306,3 +306,132 @@ def one_token_figure(tokens: Sequence[str], series: dict, *, label: str, marked:
     fig.update_yaxes(autorange="reversed", automargin=True)
     fig.update_layout(barmode="group", bargap=0.25, legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
     return plots._style(fig, title, "probability", "", 220 + 22 * len(series) * len(tokens))
+
+
+# --------------------------------------------------------------------------------------------
+# One step of distillation (lesson 07): who reads what, and where the gradient goes
+
+STEP_TERMS = ("mlm", "ce", "cos")  # the loss panel's rows, top to bottom: L_mlm reads the batch's labels above it
+
+
+def _step_texts(n_teacher: int, n_student: int, alphas: dict, temperature: float, narrow: bool) -> dict:
+    """The texts of :func:`distillation_step_figure`, long for a laptop and short for a phone."""
+    a = {k: f"{alphas[k]:g}" for k in STEP_TERMS}
+    if narrow:
+        return dict(
+            batch="a masked batch<br>(B, T) token ids", labels="labels",
+            teacher=f"<b>teacher</b><br>{n_teacher} layers<br><br>frozen:<br>eval,<br>no_grad",
+            student=f"<b>student</b><br>{n_student} layers<br><br>learning:<br>train,<br>dropout",
+            mlm=f"<b>{a['mlm']} · L_mlm</b><br>student vs<br>true tokens",
+            ce=f"<b>{a['ce']} · L_ce</b><br>softened<br>outputs, T={temperature:g}",
+            cos=f"<b>{a['cos']} · L_cos</b><br>last hidden<br>states",
+            total="<b>L</b>, their sum", gradient="gradient of L:<br>the student only",
+        )
+    return dict(
+        batch="a masked batch: token ids (B, T)<br>and the true tokens (labels)", labels="labels",
+        teacher=f"<b>teacher</b><br>{n_teacher} layers<br><br>frozen:<br>eval, no_grad",
+        student=f"<b>student</b><br>{n_student} layers<br><br>learning:<br>train, dropout",
+        mlm=f"<b>{a['mlm']} · L_mlm</b><br>the student's guesses<br>against the true tokens",
+        ce=f"<b>{a['ce']} · L_ce</b>, T² · KL<br>both models' outputs,<br>softened at T = {temperature:g}",
+        cos=f"<b>{a['cos']} · L_cos</b>, 1 − cos<br>both models' last<br>hidden states",
+        total=f"<b>L</b> = {a['ce']} L_ce + {a['mlm']} L_mlm + {a['cos']} L_cos",
+        gradient="backward: the gradient of L reaches the student only",
+    )
+
+
+def _lock(c, x: float, y: float, colour: str) -> None:
+    """A padlock, its body's top left at ``(x, y)``: a filled 16 × 12 px body under a shackle."""
+    c.line(x + 4, y, x + 4, y - 6, color=colour, width=2.5, name="lock")
+    c.line(x + 4, y - 6, x + 12, y - 6, color=colour, width=2.5, name="lock")
+    c.line(x + 12, y - 6, x + 12, y, color=colour, width=2.5, name="lock")
+    c.rect(x, y, x + 16, y + 12, fill=colour, name="lock")
+
+
+def _step_canvas(width: float, texts: dict, *, side: float, gap: float, size: float):
+    """:func:`distillation_step_figure`'s drawing, ``width`` px wide: the teacher's and the student's
+    columns ``side`` px wide at the edges, the loss panel between them, ``gap`` px from each."""
+    from . import canvas
+
+    line = size * canvas.LINE_EM
+    c = canvas.Canvas(width)
+    frozen, learning, arrow = "#9a9a9a", plots.color(0), boxes.ARROW_COLOR
+    left, right = side + gap, width - side - gap  # the loss panel's edges
+    centre = width / 2
+    # the batch, centred on top; its ids go down to both models, its labels to L_mlm
+    batch_lines = texts["batch"].count("<br>") + 1
+    batch_h = batch_lines * line + 10
+    batch_w = canvas.text_width(texts["batch"], size) + 16
+    c.rect(centre - batch_w / 2, 0, centre + batch_w / 2, batch_h, line=arrow, line_width=1.5, name="the batch")
+    c.text(centre, batch_h / 2, texts["batch"], anchor=("center", "middle"), size=size, name="the batch")
+    row_h = 3 * line + 12
+    top = batch_h + 2.2 * line + 8  # the loss panel's top: room for the labels' arrow and its word
+    rows = {term: top + k * row_h for k, term in enumerate(STEP_TERMS)}  # each row's top
+    total_top = top + 3 * row_h
+    total_h = line + 14
+    bottom = total_top + total_h
+    # the loss panel: three rows, each fed from the side it reads, and their weighted sum
+    c.rect(left, top, right, bottom, line=arrow, line_width=1.5, name="the losses")
+    for k, term in enumerate(STEP_TERMS):
+        if k:
+            c.line(left, rows[term], right, rows[term], color=arrow, width=1, name="the losses")
+        c.text(left + 6, rows[term] + row_h / 2, texts[term], anchor=("left", "middle"), size=size, name=f"L_{term}")
+    c.line(left, total_top, right, total_top, color=arrow, width=2, name="the losses")
+    c.text(centre, total_top + total_h / 2, texts["total"], anchor=("center", "middle"), size=size, name="L")
+    # the teacher: greyed, locked, beside the rows it feeds (L_ce, L_cos); the student beside all three
+    t_top, t_bottom = rows["ce"] - 4, rows["cos"] + row_h + 4
+    c.rect(2, t_top, side, t_bottom, fill="#eeeeee", line=frozen, line_width=2, name="the teacher")
+    _lock(c, side / 2 - 8, t_top + 14, frozen)
+    c.text(side / 2, (t_top + 30 + t_bottom) / 2, texts["teacher"], anchor=("center", "middle"), size=size,
+           color="#666666", name="the teacher")
+    s_top, s_bottom = top, bottom
+    c.rect(width - side, s_top, width - 2, s_bottom, line=learning, line_width=2.5, name="the student")
+    c.text(width - side / 2, (s_top + s_bottom) / 2, texts["student"], anchor=("center", "middle"), size=size,
+           name="the student")
+    # the batch's token ids: along the top, then down into each model
+    mid = batch_h / 2
+    for x_edge, x_model, y_model in ((centre - batch_w / 2, side / 2, t_top), (centre + batch_w / 2, width - side / 2,
+                                                                                  s_top)):
+        c.line(x_edge, mid, x_model, mid, color=arrow, width=2, name="the ids")
+        c.arrow(x_model, mid, x_model, y_model - 1, color=arrow, name="the ids")
+    c.arrow(centre, batch_h, centre, top - 1, color=arrow, name="the labels")
+    c.text(centre + 6, (batch_h + top) / 2, texts["labels"], anchor=("left", "middle"), size=size, name="the labels")
+    # what each row reads: the teacher's outputs from the left, the student's from the right
+    for term in STEP_TERMS:
+        y = rows[term] + row_h / 2
+        c.arrow(width - side - 1, y, right + 1, y, color=learning, name=f"student to L_{term}")
+        if term != "mlm":
+            c.arrow(side + 1, y, left - 1, y, color=frozen, name=f"teacher to L_{term}")
+    # the gradient, dashed: from L down, along under the panel, up into the student only
+    below = bottom + 16
+    x_from, x_into = right - 30, width - side / 2
+    c.line(x_from, bottom, x_from, below, color=learning, width=2, dash="dash", name="the gradient")
+    c.line(x_from, below, x_into, below, color=learning, width=2, dash="dash", name="the gradient")
+    c.arrow(x_into, below, x_into, s_bottom + 1, color=learning, width=2, name="the gradient")
+    c.text(x_into, below + 6, texts["gradient"], anchor=("right", "top"), size=size, color=learning,
+           name="the gradient")
+    return c
+
+
+def distillation_step_figure(n_teacher: int, n_student: int, alphas: dict, temperature: float) -> go.Figure:
+    """One step of distillation, drawn (lesson 07): a masked batch feeds the teacher (left, greyed,
+    a padlock: frozen) and the student (right); between them the loss panel, one row per term, each
+    fed from the side it reads (``L_mlm`` the student's guesses and the batch's labels, ``L_ce`` and
+    ``L_cos`` both models), each row with its weight of ``alphas`` (``{"ce", "mlm", "cos"}``), and
+    their weighted sum ``L``; a dashed arrow carries the gradient of ``L`` back into the student
+    alone. ``n_teacher`` and ``n_student``: the two models' layers; ``temperature``: ``T`` of
+    ``L_ce``. Drawn in pixels (:mod:`.canvas`), with a phone's layout of the same parts."""
+    from . import canvas
+
+    for name, value in (("n_teacher", n_teacher), ("n_student", n_student)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"expected {name}, a number of layers, a positive int, got {value!r}")
+    if not isinstance(alphas, dict) or set(alphas) != set(STEP_TERMS):
+        raise ValueError(f"expected alphas, a dict of the weights {{'ce', 'mlm', 'cos'}}, got {alphas!r}")
+    for term in STEP_TERMS:
+        positive_number(f"alphas[{term!r}]", alphas[term])
+    temperature = positive_number("temperature", temperature)
+    wide = _step_canvas(canvas.WIDE_DESIGN_PX, _step_texts(n_teacher, n_student, alphas, temperature, False),
+                        side=150, gap=56, size=12)
+    narrow = _step_canvas(canvas.NARROW_DESIGN_PX, _step_texts(n_teacher, n_student, alphas, temperature, True),
+                          side=78, gap=26, size=10)
+    return canvas.canvas_figure(wide, narrow, title="One step of distillation: only the student learns")
