@@ -265,3 +265,43 @@ def test_the_distillation_step_draws_each_loss_fed_from_the_side_it_reads_and_th
 def test_the_distillation_step_refuses_wrong_inputs(args, match):
     with pytest.raises(ValueError, match=match):
         figures.distillation_step_figure(*args)
+
+
+# --------------------------------------------------------------------------------------------
+# Every token's probability by rank, and where each kind ranks
+
+def test_the_ranked_guesses_figure_draws_every_token_at_its_rank_by_kind_with_the_threshold():
+    p = np.array([0.05, 0.4, 0.0005, 0.3, 0.2, 0.0495, 1e-6])
+    p = p / p.sum()
+    tokens = ["cats", "cat", "run", "dog", "bird", "dogs", "##s"]
+    kinds = ["plural", "singular", "verb", "singular", "singular", "plural", "piece"]
+    fig = figures.ranked_guesses_figure(p, tokens, kinds, threshold=1e-3, title="by rank")
+    dots = {t.name: t for t in fig.data if t.yaxis == "y"}
+    strips = {t.name: t for t in fig.data if t.yaxis == "y2"}
+    assert set(dots) == set(strips) == {"singular", "plural", "verb", "piece"}
+    assert list(dots["singular"].x) == [1, 2, 3] and list(dots["singular"].text) == ["cat", "dog", "bird"]
+    assert list(dots["plural"].x) == [4, 5] and list(dots["verb"].x) == [6] and list(dots["piece"].x) == [7]
+    np.testing.assert_allclose(np.array(dots["plural"].y, dtype=float), p[[0, 5]], rtol=1e-3)
+    assert list(strips["verb"].y) == ["verb"] and list(strips["plural"].x) == [4, 5]
+    # the strip's rows in the order the kinds first appear by rank, the first on top
+    assert list(fig.layout.yaxis2.categoryarray) == ["piece", "verb", "plural", "singular"]
+    (threshold,) = fig.layout.shapes
+    assert threshold.y0 == threshold.y1 == 1e-3 and threshold.line.dash == "dot"
+    (label,) = [a for a in fig.layout.annotations if a.text == "0.001"]
+    assert label.y == pytest.approx(-3) and label.x == 7 and label.xanchor == "right"  # log10, at the right end
+    assert fig.layout.yaxis.type == "log" and list(fig.layout.yaxis.ticktext[:3]) == ["1", "0.1", "0.01"]
+    assert "10<sup>-6</sup>" in fig.layout.yaxis.ticktext
+    assert len({t.marker.symbol for t in dots.values()}) == 4  # the kinds read without colour
+
+
+@pytest.mark.parametrize("args, match", [
+    (([0.5, 0.4], ["a", "b"], ["x", "y"]), "summing to 1"),
+    (([0.5, 0.5], ["a"], ["x", "y"]), "one token and one kind per probability"),
+    (([[0.5, 0.5]], ["a", "b"], ["x", "y"]), r"shape \(V,\)"),
+    (([1.5, -0.5], ["a", "b"], ["x", "y"]), ">= 0"),
+])
+def test_the_ranked_guesses_figure_wants_one_distribution(args, match):
+    with pytest.raises(ValueError, match=match):
+        figures.ranked_guesses_figure(*args, title="t")
+    with pytest.raises(ValueError, match="threshold"):
+        figures.ranked_guesses_figure([0.5, 0.5], ["a", "b"], ["x", "y"], threshold=2.0, title="t")

@@ -24,7 +24,7 @@ from ..validation import positive_number
 from ..widgets import Explorer, Slider
 from . import boxes
 
-__all__ = ["copy_figure", "distillation_step_figure", "entropy", "one_token_figure", "polarity_figure", "softened", "temperature_figure",
+__all__ = ["copy_figure", "distillation_step_figure", "entropy", "one_token_figure", "polarity_figure", "ranked_guesses_figure", "softened", "temperature_figure",
            "temperature_explorer", "who_labels_figure"]
 
 
@@ -435,3 +435,72 @@ def distillation_step_figure(n_teacher: int, n_student: int, alphas: dict, tempe
     narrow = _step_canvas(canvas.NARROW_DESIGN_PX, _step_texts(n_teacher, n_student, alphas, temperature, True),
                           side=78, gap=26, size=10)
     return canvas.canvas_figure(wide, narrow, title="One step of distillation: only the student learns")
+
+
+# --------------------------------------------------------------------------------------------
+# What the teacher knows beyond the answer (lesson 07): every token's probability, by rank
+
+def ranked_guesses_figure(probabilities, tokens: Sequence[str], kinds: Sequence[str], *, threshold: float = 1e-3,
+                          title: str) -> go.Figure:
+    """A model's whole predicted distribution at one position: every token a dot at its rank
+    (1: the most probable) and its probability, on a log scale (ticks at 0.1, 0.01, ... down to the
+    smallest decade drawn), one colour and marker shape per kind of token (``kinds (V,)``:
+    a noun, a verb, a word piece...), the token's name on hover; a dotted line at ``threshold``,
+    named at its right end. Under it, on the same ranks, a strip per kind (named on its row, in
+    the order the kinds first appear by rank): a tick at the rank of each of its tokens, so where
+    each kind ranks reads without colour and without one kind's dots hiding another's.
+    ``probabilities (V,)``: a distribution (non-negative, sum 1); ``tokens (V,)``: the tokens."""
+    plots.require_text("title", title)
+    p = np.asarray(probabilities, dtype=float)
+    if p.ndim != 1 or p.size < 2 or not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1) > 1e-3:
+        raise ValueError(f"expected one position's probabilities, shape (V,) with V >= 2, >= 0 and summing to 1, "
+                         f"got shape {p.shape} summing to {p.sum():.4g}")
+    if isinstance(tokens, str) or isinstance(kinds, str) or len(tokens) != p.size or len(kinds) != p.size:
+        raise ValueError(f"expected one token and one kind per probability ({p.size}), "
+                         f"got {len(tokens)} tokens and {len(kinds)} kinds")
+    threshold = positive_number("threshold", threshold)
+    if not threshold < 1:
+        raise ValueError(f"expected a threshold below 1, got {threshold!r}")
+    order = np.argsort(-p, kind="stable")
+    rank = np.empty(p.size, dtype=int)
+    rank[order] = np.arange(1, p.size + 1)
+    floor = max(float(p[p > 0].min()) if np.any(p > 0) else 1e-12, 1e-12)
+    low_decade = int(np.floor(np.log10(floor)))
+    top_decade = int(np.ceil(np.log10(max(float(p.max()), threshold))))
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.66, 0.34], vertical_spacing=0.05)
+    named = list(dict.fromkeys(str(kinds[i]) for i in order))  # the kinds as they first appear by rank
+    members = {kind: [i for i in order if str(kinds[i]) == kind] for kind in named}
+    for kind in sorted(named, key=lambda k: -len(members[k])):  # the largest drawn first, under the others
+        j, chosen = named.index(kind), members[kind]
+        colour, symbol = plots.color(j), plots.SYMBOLS[j % len(plots.SYMBOLS)]
+        fig.add_trace(go.Scatter(
+            x=rank[chosen], y=plots.significant(np.maximum(p[chosen], floor)), mode="markers", name=kind,
+            text=[str(tokens[i]) for i in chosen], legendgroup=kind, showlegend=False,
+            marker=dict(color=colour, symbol=symbol, size=6, line=dict(width=0)),
+            hovertemplate="%{text} (" + kind + "): rank %{x}, %{y:.2g}<extra></extra>"), row=1, col=1)
+        # the strip below: where the tokens of this kind rank, one tick each, on the kind's own row
+        fig.add_trace(go.Scatter(
+            x=rank[chosen], y=[kind] * len(chosen), mode="markers", name=kind, legendgroup=kind, showlegend=False,
+            text=[str(tokens[i]) for i in chosen],
+            marker=dict(color=colour, symbol="line-ns-open", size=10, line=dict(width=1.2, color=colour)),
+            hovertemplate="%{text}: rank %{x}<extra>" + kind + "</extra>"), row=2, col=1)
+    line = dict(color=plots.REFERENCE_COLOR, width=1.5, dash="dot")
+    fig.add_hline(y=threshold, line=line, row=1, col=1)
+    # on a log axis a shape takes the data value and an annotation its log10 (plotly.py #2580)
+    fig.add_annotation(x=p.size, y=np.log10(threshold), xref="x", yref="y", text=f"{threshold:g}",
+                       showarrow=False, xanchor="right", yanchor="bottom", yshift=2, font=dict(size=12))
+    decades = list(range(top_decade, low_decade - 1, -1))
+    ticks = [10.0 ** d for d in decades]
+    fig.update_yaxes(type="log", range=[low_decade - 0.1, top_decade + 0.05], tickvals=ticks,
+                     ticktext=[f"{t:g}" if d >= -3 else f"10<sup>{d}</sup>" for t, d in zip(ticks, decades)],
+                     title_text="probability (log scale)", row=1, col=1)
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=named[::-1], row=2, col=1)
+    fig.update_xaxes(range=[-0.01 * p.size, 1.01 * p.size])
+    fig.update_xaxes(title_text="rank (1: the most probable)", row=2, col=1)
+    fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"), template=plots.TEMPLATE,
+                      height=300 + 22 * len(named) + 200, margin=dict(l=10, r=20, t=60, b=60), font=dict(size=13),
+                      showlegend=False)
+    fig.update_yaxes(automargin=True)
+    return fig
