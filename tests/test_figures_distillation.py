@@ -123,16 +123,22 @@ def test_the_copy_figure_draws_an_arrow_from_each_copied_layer_and_marks_the_oth
     assert len(arrows) == 3 + 2  # the layers, the embeddings, the head
     dashed = [s for s in fig.layout.shapes if s.line.dash == "dash"]
     assert len(dashed) == 3 and len(fig.layout.shapes) == 8 + 5  # 8 teacher boxes, 5 student boxes
-    assert "embeddings<br>(95 words re-drawn)" in texts and "<b>✕</b>" in texts
+    # the embeddings are copied (an arrow, like every copy; no cross), the erased rows said under it
+    assert "embeddings<br>(a copy)" in texts and not any("✕" in t for t in texts)
+    (note,) = [t for t in texts if "re-drawn" in t]
+    assert note == "↑ copied, 95 rows re-drawn (erased copy only)"
+    embeddings_arrow = min(arrows, key=lambda a: a.y)
+    (note_at,) = [a for a in fig.layout.annotations if a.text == note]
+    assert note_at.y < embeddings_arrow.y and note_at.x == 0.5 and fig.layout.yaxis.range[0] < 0
     plain = figures.copy_figure(6, [0, 2, 4])
-    assert "embeddings<br>(a copy)" in _texts(plain) and "<b>✕</b>" not in _texts(plain)
+    assert "embeddings<br>(a copy)" in _texts(plain) and not any("re-drawn" in t for t in _texts(plain))
     # the arrows go from the teacher's layer to the student's, at their heights
     y = {t: a.y for a in fig.layout.annotations if not a.showarrow for t in [a.text]}
     layer_arrows = sorted(arrows, key=lambda a: a.y)[1:4]  # above the embeddings, below the head
     assert [a.ay for a in layer_arrows] == [y[f"layer {i}"] for i in (0, 2, 4)]
     # a phone gets the same boxes, texts and arrows, wider and in a smaller font, inside the figure
     narrow = fig.layout.meta["narrow_layout"]
-    assert [a["text"] for a in narrow["annotations"]] == texts
+    assert [a["text"] for a in narrow["annotations"]] == [t.replace(" (erased", "<br>(erased") for t in texts]
     assert [s_["line"]["dash"] for s_ in narrow["shapes"]] == [s_.line.dash for s_ in fig.layout.shapes]
     assert all(0 <= s_["x0"] < s_["x1"] <= 1 for s_ in narrow["shapes"])
     wide_box = fig.layout.shapes[0].x1 - fig.layout.shapes[0].x0

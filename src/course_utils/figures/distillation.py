@@ -142,8 +142,9 @@ def copy_figure(n_teacher: int, layers: Sequence[int], *, erased: int = 0) -> go
     ``n_teacher`` layers, masked-LM head) and the student's (embeddings, ``len(layers)`` layers,
     head), with an arrow from every part that is copied. Teacher layers that are not copied are
     drawn dashed and say so (the difference reads without colour). ``erased``: the number of rows
-    of the embedding table re-drawn after the copy (lesson 07's erased start), said in the student's
-    embeddings box and drawn as a crossed arrow; 0 for the plain copy. Two columns at every width;
+    of the embedding table re-drawn after the copy (lesson 07's erased start), said under the
+    embeddings' arrow (still an arrow: the table is copied, then those rows re-drawn); 0 for the
+    plain copy. Two columns at every width;
     on a phone (``layout.meta["narrow_layout"]``) wider boxes in a smaller font, so that the site
     draws it at the phone's width rather than scrolling it sideways."""
     if isinstance(n_teacher, bool) or not isinstance(n_teacher, (int, np.integer)) or not 1 <= n_teacher <= 12:
@@ -159,11 +160,13 @@ def copy_figure(n_teacher: int, layers: Sequence[int], *, erased: int = 0) -> go
     narrow = _copy_parts(n_teacher, layers, erased, step, half=0.21, size=10)  # a phone's 340 px: 40 px arrows
     fig = go.Figure()
     fig.update_xaxes(visible=False, range=[0, 1])
-    fig.update_yaxes(visible=False, range=[0, 1.0 + 0.7 * step])
-    title = f"A student of {len(layers)} layers from a teacher of {n_teacher}"
+    below = 1.2 * step if erased else 0.0  # room for the note under the embeddings' arrow
+    fig.update_yaxes(visible=False, range=[-below, 1.0 + 0.7 * step])
+    narrow["yaxis"] = dict(visible=False, range=[-below, 1.0 + 0.7 * step])
+    title = f"A student of {len(layers)} layers from a teacher of {n_teacher}: each arrow a copy"
     fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"), template=plots.TEMPLATE,
-                      height=90 + 48 * rows, margin=dict(l=6, r=6, t=50, b=6), showlegend=False, font=dict(size=12),
-                      meta=dict(narrow_layout=narrow), **wide)
+                      height=90 + 48 * rows + (55 if erased else 0), margin=dict(l=6, r=6, t=50, b=6),
+                      showlegend=False, font=dict(size=12), meta=dict(narrow_layout=narrow), **wide)
     return fig
 
 
@@ -184,13 +187,10 @@ def _copy_parts(n_teacher: int, layers: list[int], erased: int, step: float, *, 
                            line=dict(color=color, width=2, dash=dash), fillcolor="rgba(0,0,0,0)"))
         notes.append(dict(x=x, y=y, text=text, showarrow=False, font=dict(size=size)))
 
-    def arrow(y0, y1, *, crossed=False):
+    def arrow(y0, y1):
         notes.append(dict(x=right - half - 0.005, y=y1, ax=left + half + 0.005, ay=y0, xref="x", yref="y",
                           axref="x", ayref="y", text="", showarrow=True, arrowhead=2, arrowwidth=1.6,
                           arrowcolor=copied_color))
-        if crossed:
-            notes.append(dict(x=0.5, y=(y0 + y1) / 2, text="<b>✕</b>", showarrow=False, font=dict(size=size + 2),
-                              bgcolor="white"))
 
     for x, name in ((left, "teacher"), (right, "student")):
         notes.append(dict(x=x, y=1.0 + 0.35 * step, text=f"<b>{name}</b>", showarrow=False, font=dict(size=size + 1)))
@@ -200,14 +200,17 @@ def _copy_parts(n_teacher: int, layers: list[int], erased: int, step: float, *, 
         kept = i in layers
         box(left, y, f"layer {i}" + ("" if kept else "<br><i>(not copied)</i>"),
             color=copied_color if kept else skipped_color, dash="solid" if kept else "dash")
-    words = "embeddings<br>" + (f"({erased} words re-drawn)" if erased else "(a copy)")
-    box(right, y_of["embeddings"], words, color=copied_color)
+    box(right, y_of["embeddings"], "embeddings<br>(a copy)", color=copied_color)
     box(right, y_of["head"], "masked-LM head<br>(a copy)", color=copied_color)
     for j, y in student_y.items():
         box(right, y, f"layer {j}<br>(teacher's {layers[j]})", color=copied_color)
         arrow(teacher_y[layers[j]], y)
-    arrow(y_of["embeddings"], y_of["embeddings"], crossed=bool(erased))
+    arrow(y_of["embeddings"], y_of["embeddings"])
     arrow(y_of["head"], y_of["head"])
+    if erased:  # under the boxes, centred on the embeddings' arrow: what the erased copy then changes
+        sep = "<br>" if size < 12 else " "
+        notes.append(dict(x=0.5, y=0.05 * step, yanchor="top", text=f"↑ copied, {erased} rows re-drawn{sep}"
+                          "(erased copy only)", showarrow=False, font=dict(size=size, color=copied_color)))
     return {"shapes": shapes, "annotations": notes}
 
 
