@@ -47,27 +47,30 @@ def test_entropy_never_falls_as_the_temperature_rises(logits, t, factor):
     assert figures.entropy(high) <= math.log(len(logits)) + 1e-9
 
 
-def test_figure_draws_the_top_tokens_then_the_rest_and_the_t1_reference():
+def test_figure_draws_each_top_token_over_the_top_ones_then_the_others_mean_and_the_t1_reference():
     fig = figures.temperature_figure(LOGITS, LABELS, 2.0, top_k=3)
-    bars, reference = fig.data
-    assert list(bars.x) == ["cat", "owl", "fox", "5 others"]  # highest logit first
+    dots, reference = fig.data
+    assert list(dots.y) == ["cat", "owl", "fox", "mean of 5 others"]  # highest logit first
     p = figures.softened(LOGITS, 2.0)
-    expected = [p[0], p[2], p[5], 1 - p[0] - p[2] - p[5]]
-    np.testing.assert_allclose(np.array(bars.y, dtype=float), expected, rtol=1e-3)
-    assert sum(bars.y) == pytest.approx(1.0, abs=1e-3)
+    others = np.delete(p, [0, 2, 5]).mean()
+    expected = np.array([p[0], p[2], p[5], others]) / p[0]
+    np.testing.assert_allclose(np.array(dots.x, dtype=float), expected, rtol=1e-3)
+    # what a temperature does: each ratio is exp((z_i - z_top) / T), the T = 1 ratio to the power 1/T
+    np.testing.assert_allclose(np.array(dots.x[:3], dtype=float), np.exp((LOGITS[[0, 2, 5]] - 4.0) / 2), rtol=1e-3)
     q = figures.softened(LOGITS, 1.0)
-    np.testing.assert_allclose(
-        np.array(reference.y, dtype=float), [q[0], q[2], q[5], 1 - q[[0, 2, 5]].sum()], rtol=1e-3
-    )
+    np.testing.assert_allclose(np.array(reference.x, dtype=float),
+                               np.array([q[0], q[2], q[5], np.delete(q, [0, 2, 5]).mean()]) / q[0], rtol=1e-3)
     assert fig.layout.title.text.startswith(f"T = 2: top token {p[0]:.2f}, entropy")
-    assert list(fig.layout.yaxis.range) == [0, 1.02]
+    assert fig.layout.xaxis.type == "log" and fig.layout.xaxis.range[1] > 0  # the top token's 1 inside
 
 
 def test_the_ranking_and_the_layout_do_not_move_with_t():
     drawn = [figures.temperature_figure(LOGITS, LABELS, t, top_k=4) for t in (0.5, 1.0, 5.0)]
-    assert all(list(f.data[0].x) == list(drawn[0].data[0].x) for f in drawn)
-    tops = [f.data[0].y[0] for f in drawn]
-    assert tops[0] > tops[1] > tops[2]  # the top token's probability falls as T rises
+    assert all(list(f.data[0].y) == list(drawn[0].data[0].y) for f in drawn)
+    assert all(list(f.layout.xaxis.range) == list(drawn[0].layout.xaxis.range) for f in drawn)
+    runner_up = [f.data[0].x[1] for f in drawn]
+    assert runner_up[0] < runner_up[1] < runner_up[2] < 1  # the runner-up closes in on the top as T rises
+    assert all(f.data[0].x[0] == 1 for f in drawn)
 
 
 def test_explorer_twin_replays_the_figure_at_every_temperature():

@@ -52,63 +52,69 @@ def entropy(probabilities) -> float:
     return float(-(positive * np.log(positive)).sum())
 
 
+def _ratios(row: np.ndarray, order: np.ndarray, temperature: float) -> np.ndarray:
+    """``(top_k + 1,)``: each top token's probability at ``T`` over the top token's,
+    ``exp((z_i - z_top) / T)``, then the mean probability of the other tokens over the top token's."""
+    p = softened(row, temperature)
+    rest = np.delete(p, order)
+    return np.append(p[order], rest.mean()) / p[order[0]]
+
+
 def temperature_figure(logits, labels: Sequence[str], temperature: float, *, top_k: int = 12) -> go.Figure:
     """One position's predicted distribution, softened by a temperature (lesson 07's explorer).
 
     ``logits (V,)``: a model's logits at one position; ``labels (V,)``: the token of each logit.
-    Bars: ``softmax(logits / T)`` for the ``top_k`` tokens of highest logit (the same tokens, in the
-    same order, at every ``T``: a temperature never changes the ranking), then one bar for the
-    probability of all the other ``V - top_k`` tokens together (the bar "``V - top_k`` others"). Hollow markers: the same at
-    ``T = 1``, for reference. The title gives the top token's probability and the entropy, in nats
-    and as a share of its maximum ``ln V`` (the uniform distribution). The y axis is fixed to
-    ``[0, 1]``, so the bars move and the axes do not.
+    One row per token, for the ``top_k`` tokens of highest logit (the same tokens, in the same order,
+    at every ``T``: a temperature never changes the ranking), then a row for the mean of all the
+    other ``V - top_k`` tokens; each a dot at its probability **divided by the top token's**, on a
+    log axis, so that what a temperature changes, the ratios ``exp((z_i - z_top) / T)``, is what
+    moves (the top token stays at 1). Hollow diamonds: the same at ``T = 1``, for reference. The
+    title gives the top token's probability and the entropy, in nats and as a share of its maximum
+    ``ln V`` (the uniform distribution). The axis is fixed for every ``T`` from 0.5 up, so the dots
+    move and the axes do not.
     """
     row = _check_logits_row(logits, labels)
     temperature = positive_number("temperature", temperature)
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k < row.size:
         raise ValueError(f"expected top_k to be an integer in 1 .. V-1 = {row.size - 1}, got {top_k!r}")
     order = np.argsort(-row, kind="stable")[:top_k]  # the top_k tokens, highest logit first
-    names = plots.unique_labels([str(labels[i]) for i in order]) + [f"{row.size - top_k} others"]
-
-    def bars(p: np.ndarray) -> np.ndarray:  # (V,) -> (top_k + 1,): the top tokens, then the rest
-        return plots.significant(np.append(p[order], max(0.0, 1.0 - p[order].sum())), digits=4)
-
-    probabilities, reference = softened(row, temperature), softened(row, 1.0)
+    names = plots.unique_labels([str(labels[i]) for i in order]) + [f"mean of {row.size - top_k} others"]
+    ratios, reference = _ratios(row, order, temperature), _ratios(row, order, 1.0)
     fig = go.Figure(
         [
-            go.Bar(
-                x=names,
-                y=bars(probabilities),
-                name=f"probability at T = {temperature:g}",
-                marker=dict(color=plots.color(0), line=dict(color="black", width=0.5)),
-                hovertemplate="%{x}<br>probability %{y:.4f}<extra></extra>",
+            go.Scatter(
+                y=names, x=plots.significant(ratios, digits=4), name=f"at T = {temperature:g}", mode="markers",
+                marker=dict(symbol="circle", size=12, color=plots.color(0), line=dict(color="black", width=0.5)),
+                hovertemplate="%{y}: %{x:.3g} × the top token's<extra></extra>",
             ),
             go.Scatter(
-                x=names,
-                y=bars(reference),
-                name="at T = 1 (the model's own probabilities)",
-                mode="markers",
-                marker=dict(symbol="diamond-open", size=11, color=plots.color(1), line=dict(width=2)),
-                hovertemplate="%{x}<br>at T = 1: %{y:.4f}<extra></extra>",
+                y=names, x=plots.significant(reference, digits=4), name="at T = 1 (the model's own)",
+                mode="markers", marker=dict(symbol="diamond-open", size=11, color=plots.color(1), line=dict(width=2)),
+                hovertemplate="%{y}: at T = 1, %{x:.3g} × the top token's<extra></extra>",
             ),
         ]
     )
+    probabilities = softened(row, temperature)
     h, h_max = entropy(probabilities), np.log(row.size)
     title = (
         f"T = {temperature:g}: top token {probabilities[order[0]]:.2f}, "
         f"entropy {h:.2f} nats ({h / h_max:.0%} of the maximum ln {row.size} = {h_max:.2f})"
     )
+    floor = float(min(_ratios(row, order, min(temperature, 0.5)).min(), ratios.min()))
+    low = max(int(np.floor(np.log10(max(floor, 1e-300)))), -300)
+    decades = list(range(0, low - 1, -1 if low > -8 else -2))
     fig.update_layout(
         title=dict(text=title, x=0.02, xanchor="left"),
         template=plots.TEMPLATE,
-        height=460,
-        margin=dict(l=70, r=30, t=90, b=110),
+        height=200 + 26 * (top_k + 1),
+        margin=dict(l=10, r=20, t=80, b=60),
         font=dict(size=13),
-        bargap=0.2,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
     )
-    fig.update_xaxes(title_text="token (highest logit first)", type="category", tickangle=-35)
-    fig.update_yaxes(title_text="probability", range=[0, 1.02])
+    fig.update_xaxes(title_text="ratio to the top token (log)", type="log", range=[low - 0.2, 0.45],
+                     tickvals=[10.0 ** d for d in decades],
+                     ticktext=[f"{10.0 ** d:g}" if d >= -3 else f"10<sup>{d}</sup>" for d in decades])
+    fig.update_yaxes(type="category", autorange="reversed", automargin=True)
     return fig
 
 
