@@ -67,7 +67,6 @@ def test_figure_parts_do_not_overlap_on_a_phone_or_a_laptop(measured, page):
 KNOWN_FIGURE_PROBLEMS = {
     ("lessons/06_encoder.html", 8, "wider than its box"): "issue 60: DistilBERT's stages drawn 720 px wide on a phone",
     ("lessons/06_encoder.html", 9, "arrowhead in a box"): "issue 60: the task's arrows end under their boxes",
-    ("lessons/07_distillation.html", 4, "arrowhead in a box"): "issue 60: one step of distillation, redrawn",
 }
 
 

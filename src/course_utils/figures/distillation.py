@@ -391,7 +391,8 @@ def _step_canvas(width: float, texts: dict, *, side: float, gap: float, size: fl
     c.rect(2, t_top, side, t_bottom, fill="#eeeeee", line=frozen, line_width=2, name="the teacher")
     _lock(c, side / 2 - 8, t_top + 14, frozen)
     c.text(side / 2, (t_top + 30 + t_bottom) / 2, texts["teacher"], anchor=("center", "middle"), size=size,
-           color="#666666", name="the teacher")
+           color="#555555", name="the teacher")
+    c.notes[-1]["bgcolor"] = "#eeeeee"  # its box's grey: dark mode then reads the grey text against its box
     s_top, s_bottom = top, bottom
     c.rect(width - side, s_top, width - 2, s_bottom, line=learning, line_width=2.5, name="the student")
     c.text(width - side / 2, (s_top + s_bottom) / 2, texts["student"], anchor=("center", "middle"), size=size,
