@@ -61,14 +61,6 @@ def test_figure_parts_do_not_overlap_on_a_phone_or_a_laptop(measured, page):
     assert not overlaps, f"{page}: figure parts that meet or leave their figure:\n" + "\n".join(overlaps)
 
 
-# Drawing problems of lessons 06-08's figures that issue 60 ("Lesson 07 in two") fixes as it rewrites
-# those pages, by (page, figure number, kind): each is asserted still there, so the list cannot outlive
-# its problem, and nothing else on those pages may appear.
-KNOWN_FIGURE_PROBLEMS = {
-    ("lessons/07_distillation.html", 4, "arrowhead in a box"): "issue 60: one step of distillation, redrawn",
-}
-
-
 @pytest.mark.parametrize("page", PAGES)
 def test_figures_keep_text_clear_of_lines_boxes_and_edges(measured, page):
     """Issue 59's figure check (phone.figure_geometry), on both visits, as drawn and after every slider
@@ -76,12 +68,8 @@ def test_figures_keep_text_clear_of_lines_boxes_and_edges(measured, page):
     arrowhead inside a box; no text past its figure's edges; no figure wider than its box; every title
     inside its figure after every step."""
     problems = measured(page)["geometry"]
-    found = {(page, p["index"], p["kind"]) for p in problems}
-    unknown = [p for p in problems if (page, p["index"], p["kind"]) not in KNOWN_FIGURE_PROBLEMS]
-    assert not unknown, f"{page}: figures drawn with problems:\n" + "\n".join(
-        f"f{p['index']:02d} {p['width']} [{p['kind']}] ({p['state']}) {p['what']}" for p in unknown)
-    gone = [key for key in KNOWN_FIGURE_PROBLEMS if key[0] == page and key not in found]
-    assert not gone, f"{page}: known problems no longer found (remove them from KNOWN_FIGURE_PROBLEMS): {gone}"
+    assert not problems, f"{page}: figures drawn with problems:\n" + "\n".join(
+        f"f{p['index']:02d} {p['width']} [{p['kind']}] ({p['state']}) {p['what']}" for p in problems)
 
 
 @pytest.mark.parametrize("page", PAGES)

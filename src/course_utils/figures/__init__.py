@@ -61,9 +61,11 @@ from .attention_explorer import AttentionExplorer, head_figure, heads_figure
 from .comparisons import ComparisonRow, budget_figure, comparison_rows, differences_figure, holm_figure
 from .distillation import (
     copy_figure,
+    distillation_step_figure,
     entropy,
     one_token_figure,
     polarity_figure,
+    ranked_guesses_figure,
     softened,
     temperature_explorer,
     temperature_figure,
@@ -152,6 +154,7 @@ __all__ = [
     "cls_projection_figure",
     "comparison_rows",
     "differences_figure",
+    "distillation_step_figure",
     "holm_figure",
     "kind_curves_figure",
     "label_alignment_figure",
@@ -226,6 +229,7 @@ __all__ = [
     "query_weights_figure",
     "rank_heads",
     "rate_sweep_figure",
+    "ranked_guesses_figure",
     "rnn_unrolled_figure",
     "rope_pair_figure",
     "rope_pair_numbers",

@@ -24,7 +24,7 @@ from ..validation import positive_number
 from ..widgets import Explorer, Slider
 from . import boxes
 
-__all__ = ["copy_figure", "entropy", "one_token_figure", "polarity_figure", "softened", "temperature_figure",
+__all__ = ["copy_figure", "distillation_step_figure", "entropy", "one_token_figure", "polarity_figure", "ranked_guesses_figure", "softened", "temperature_figure",
            "temperature_explorer", "who_labels_figure"]
 
 
@@ -52,63 +52,69 @@ def entropy(probabilities) -> float:
     return float(-(positive * np.log(positive)).sum())
 
 
+def _ratios(row: np.ndarray, order: np.ndarray, temperature: float) -> np.ndarray:
+    """``(top_k + 1,)``: each top token's probability at ``T`` over the top token's,
+    ``exp((z_i - z_top) / T)``, then the mean probability of the other tokens over the top token's."""
+    p = softened(row, temperature)
+    rest = np.delete(p, order)
+    return np.append(p[order], rest.mean()) / p[order[0]]
+
+
 def temperature_figure(logits, labels: Sequence[str], temperature: float, *, top_k: int = 12) -> go.Figure:
     """One position's predicted distribution, softened by a temperature (lesson 07's explorer).
 
     ``logits (V,)``: a model's logits at one position; ``labels (V,)``: the token of each logit.
-    Bars: ``softmax(logits / T)`` for the ``top_k`` tokens of highest logit (the same tokens, in the
-    same order, at every ``T``: a temperature never changes the ranking), then one bar for the
-    probability of all the other ``V - top_k`` tokens together (the bar "``V - top_k`` others"). Hollow markers: the same at
-    ``T = 1``, for reference. The title gives the top token's probability and the entropy, in nats
-    and as a share of its maximum ``ln V`` (the uniform distribution). The y axis is fixed to
-    ``[0, 1]``, so the bars move and the axes do not.
+    One row per token, for the ``top_k`` tokens of highest logit (the same tokens, in the same order,
+    at every ``T``: a temperature never changes the ranking), then a row for the mean of all the
+    other ``V - top_k`` tokens; each a dot at its probability **divided by the top token's**, on a
+    log axis, so that what a temperature changes, the ratios ``exp((z_i - z_top) / T)``, is what
+    moves (the top token stays at 1). Hollow diamonds: the same at ``T = 1``, for reference. The
+    title gives the top token's probability and the entropy, in nats and as a share of its maximum
+    ``ln V`` (the uniform distribution). The axis is fixed for every ``T`` from 0.5 up, so the dots
+    move and the axes do not.
     """
     row = _check_logits_row(logits, labels)
     temperature = positive_number("temperature", temperature)
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k < row.size:
         raise ValueError(f"expected top_k to be an integer in 1 .. V-1 = {row.size - 1}, got {top_k!r}")
     order = np.argsort(-row, kind="stable")[:top_k]  # the top_k tokens, highest logit first
-    names = plots.unique_labels([str(labels[i]) for i in order]) + [f"{row.size - top_k} others"]
-
-    def bars(p: np.ndarray) -> np.ndarray:  # (V,) -> (top_k + 1,): the top tokens, then the rest
-        return plots.significant(np.append(p[order], max(0.0, 1.0 - p[order].sum())), digits=4)
-
-    probabilities, reference = softened(row, temperature), softened(row, 1.0)
+    names = plots.unique_labels([str(labels[i]) for i in order]) + [f"mean of {row.size - top_k} others"]
+    ratios, reference = _ratios(row, order, temperature), _ratios(row, order, 1.0)
     fig = go.Figure(
         [
-            go.Bar(
-                x=names,
-                y=bars(probabilities),
-                name=f"probability at T = {temperature:g}",
-                marker=dict(color=plots.color(0), line=dict(color="black", width=0.5)),
-                hovertemplate="%{x}<br>probability %{y:.4f}<extra></extra>",
+            go.Scatter(
+                y=names, x=plots.significant(ratios, digits=4), name=f"at T = {temperature:g}", mode="markers",
+                marker=dict(symbol="circle", size=12, color=plots.color(0), line=dict(color="black", width=0.5)),
+                hovertemplate="%{y}: %{x:.3g} × the top token's<extra></extra>",
             ),
             go.Scatter(
-                x=names,
-                y=bars(reference),
-                name="at T = 1 (the model's own probabilities)",
-                mode="markers",
-                marker=dict(symbol="diamond-open", size=11, color=plots.color(1), line=dict(width=2)),
-                hovertemplate="%{x}<br>at T = 1: %{y:.4f}<extra></extra>",
+                y=names, x=plots.significant(reference, digits=4), name="at T = 1 (the model's own)",
+                mode="markers", marker=dict(symbol="diamond-open", size=11, color=plots.color(1), line=dict(width=2)),
+                hovertemplate="%{y}: at T = 1, %{x:.3g} × the top token's<extra></extra>",
             ),
         ]
     )
+    probabilities = softened(row, temperature)
     h, h_max = entropy(probabilities), np.log(row.size)
     title = (
         f"T = {temperature:g}: top token {probabilities[order[0]]:.2f}, "
         f"entropy {h:.2f} nats ({h / h_max:.0%} of the maximum ln {row.size} = {h_max:.2f})"
     )
+    floor = float(min(_ratios(row, order, min(temperature, 0.5)).min(), ratios.min()))
+    low = max(int(np.floor(np.log10(max(floor, 1e-300)))), -300)
+    decades = list(range(0, low - 1, -1 if low > -8 else -2))
     fig.update_layout(
         title=dict(text=title, x=0.02, xanchor="left"),
         template=plots.TEMPLATE,
-        height=460,
-        margin=dict(l=70, r=30, t=90, b=110),
+        height=200 + 26 * (top_k + 1),
+        margin=dict(l=10, r=20, t=80, b=60),
         font=dict(size=13),
-        bargap=0.2,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
     )
-    fig.update_xaxes(title_text="token (highest logit first)", type="category", tickangle=-35)
-    fig.update_yaxes(title_text="probability", range=[0, 1.02])
+    fig.update_xaxes(title_text="ratio to the top token (log)", type="log", range=[low - 0.2, 0.45],
+                     tickvals=[10.0 ** d for d in decades],
+                     ticktext=[f"{10.0 ** d:g}" if d >= -3 else f"10<sup>{d}</sup>" for d in decades])
+    fig.update_yaxes(type="category", autorange="reversed", automargin=True)
     return fig
 
 
@@ -142,8 +148,9 @@ def copy_figure(n_teacher: int, layers: Sequence[int], *, erased: int = 0) -> go
     ``n_teacher`` layers, masked-LM head) and the student's (embeddings, ``len(layers)`` layers,
     head), with an arrow from every part that is copied. Teacher layers that are not copied are
     drawn dashed and say so (the difference reads without colour). ``erased``: the number of rows
-    of the embedding table re-drawn after the copy (lesson 07's erased start), said in the student's
-    embeddings box and drawn as a crossed arrow; 0 for the plain copy. Two columns at every width;
+    of the embedding table re-drawn after the copy (lesson 07's erased start), said under the
+    embeddings' arrow (still an arrow: the table is copied, then those rows re-drawn); 0 for the
+    plain copy. Two columns at every width;
     on a phone (``layout.meta["narrow_layout"]``) wider boxes in a smaller font, so that the site
     draws it at the phone's width rather than scrolling it sideways."""
     if isinstance(n_teacher, bool) or not isinstance(n_teacher, (int, np.integer)) or not 1 <= n_teacher <= 12:
@@ -159,11 +166,13 @@ def copy_figure(n_teacher: int, layers: Sequence[int], *, erased: int = 0) -> go
     narrow = _copy_parts(n_teacher, layers, erased, step, half=0.21, size=10)  # a phone's 340 px: 40 px arrows
     fig = go.Figure()
     fig.update_xaxes(visible=False, range=[0, 1])
-    fig.update_yaxes(visible=False, range=[0, 1.0 + 0.7 * step])
-    title = f"A student of {len(layers)} layers from a teacher of {n_teacher}"
+    below = 1.2 * step if erased else 0.0  # room for the note under the embeddings' arrow
+    fig.update_yaxes(visible=False, range=[-below, 1.0 + 0.7 * step])
+    narrow["yaxis"] = dict(visible=False, range=[-below, 1.0 + 0.7 * step])
+    title = f"A student of {len(layers)} layers from a teacher of {n_teacher}: each arrow a copy"
     fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"), template=plots.TEMPLATE,
-                      height=90 + 48 * rows, margin=dict(l=6, r=6, t=50, b=6), showlegend=False, font=dict(size=12),
-                      meta=dict(narrow_layout=narrow), **wide)
+                      height=90 + 48 * rows + (55 if erased else 0), margin=dict(l=6, r=6, t=50, b=6),
+                      showlegend=False, font=dict(size=12), meta=dict(narrow_layout=narrow), **wide)
     return fig
 
 
@@ -184,13 +193,10 @@ def _copy_parts(n_teacher: int, layers: list[int], erased: int, step: float, *, 
                            line=dict(color=color, width=2, dash=dash), fillcolor="rgba(0,0,0,0)"))
         notes.append(dict(x=x, y=y, text=text, showarrow=False, font=dict(size=size)))
 
-    def arrow(y0, y1, *, crossed=False):
+    def arrow(y0, y1):
         notes.append(dict(x=right - half - 0.005, y=y1, ax=left + half + 0.005, ay=y0, xref="x", yref="y",
                           axref="x", ayref="y", text="", showarrow=True, arrowhead=2, arrowwidth=1.6,
                           arrowcolor=copied_color))
-        if crossed:
-            notes.append(dict(x=0.5, y=(y0 + y1) / 2, text="<b>✕</b>", showarrow=False, font=dict(size=size + 2),
-                              bgcolor="white"))
 
     for x, name in ((left, "teacher"), (right, "student")):
         notes.append(dict(x=x, y=1.0 + 0.35 * step, text=f"<b>{name}</b>", showarrow=False, font=dict(size=size + 1)))
@@ -200,14 +206,17 @@ def _copy_parts(n_teacher: int, layers: list[int], erased: int, step: float, *, 
         kept = i in layers
         box(left, y, f"layer {i}" + ("" if kept else "<br><i>(not copied)</i>"),
             color=copied_color if kept else skipped_color, dash="solid" if kept else "dash")
-    words = "embeddings<br>" + (f"({erased} words re-drawn)" if erased else "(a copy)")
-    box(right, y_of["embeddings"], words, color=copied_color)
+    box(right, y_of["embeddings"], "embeddings<br>(a copy)", color=copied_color)
     box(right, y_of["head"], "masked-LM head<br>(a copy)", color=copied_color)
     for j, y in student_y.items():
         box(right, y, f"layer {j}<br>(teacher's {layers[j]})", color=copied_color)
         arrow(teacher_y[layers[j]], y)
-    arrow(y_of["embeddings"], y_of["embeddings"], crossed=bool(erased))
+    arrow(y_of["embeddings"], y_of["embeddings"])
     arrow(y_of["head"], y_of["head"])
+    if erased:  # under the boxes, centred on the embeddings' arrow: what the erased copy then changes
+        sep = "<br>" if size < 12 else " "
+        notes.append(dict(x=0.5, y=0.05 * step, yanchor="top", text=f"↑ copied, {erased} rows re-drawn{sep}"
+                          "(erased copy only)", showarrow=False, font=dict(size=size, color=copied_color)))
     return {"shapes": shapes, "annotations": notes}
 
 
@@ -306,3 +315,202 @@ def one_token_figure(tokens: Sequence[str], series: dict, *, label: str, marked:
     fig.update_yaxes(autorange="reversed", automargin=True)
     fig.update_layout(barmode="group", bargap=0.25, legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
     return plots._style(fig, title, "probability", "", 220 + 22 * len(series) * len(tokens))
+
+
+# --------------------------------------------------------------------------------------------
+# One step of distillation (lesson 07): who reads what, and where the gradient goes
+
+STEP_TERMS = ("mlm", "ce", "cos")  # the loss panel's rows, top to bottom: L_mlm reads the batch's labels above it
+
+
+def _step_texts(n_teacher: int, n_student: int, alphas: dict, temperature: float, narrow: bool) -> dict:
+    """The texts of :func:`distillation_step_figure`, long for a laptop and short for a phone."""
+    a = {k: f"{alphas[k]:g}" for k in STEP_TERMS}
+    if narrow:
+        return dict(
+            batch="a masked batch<br>(B, T) token ids", labels="labels",
+            teacher=f"<b>teacher</b><br>{n_teacher} layers<br><br>frozen:<br>eval,<br>no_grad",
+            student=f"<b>student</b><br>{n_student} layers<br><br>learning:<br>train,<br>dropout",
+            mlm=f"<b>{a['mlm']} · L_mlm</b><br>student vs<br>true tokens",
+            ce=f"<b>{a['ce']} · L_ce</b><br>softened<br>outputs, T={temperature:g}",
+            cos=f"<b>{a['cos']} · L_cos</b><br>last hidden<br>states",
+            total="<b>L</b>, their sum", gradient="gradient of L:<br>the student only",
+        )
+    return dict(
+        batch="a masked batch: token ids (B, T)<br>and the true tokens (labels)", labels="labels",
+        teacher=f"<b>teacher</b><br>{n_teacher} layers<br><br>frozen:<br>eval, no_grad",
+        student=f"<b>student</b><br>{n_student} layers<br><br>learning:<br>train, dropout",
+        mlm=f"<b>{a['mlm']} · L_mlm</b><br>the student's guesses<br>against the true tokens",
+        ce=f"<b>{a['ce']} · L_ce</b>, T² · KL<br>both models' outputs,<br>softened at T = {temperature:g}",
+        cos=f"<b>{a['cos']} · L_cos</b>, 1 − cos<br>both models' last<br>hidden states",
+        total=f"<b>L</b> = {a['ce']} L_ce + {a['mlm']} L_mlm + {a['cos']} L_cos",
+        gradient="backward: the gradient of L reaches the student only",
+    )
+
+
+def _lock(c, x: float, y: float, colour: str) -> None:
+    """A padlock, its body's top left at ``(x, y)``: a filled 16 × 12 px body under a shackle."""
+    c.line(x + 4, y, x + 4, y - 6, color=colour, width=2.5, name="lock")
+    c.line(x + 4, y - 6, x + 12, y - 6, color=colour, width=2.5, name="lock")
+    c.line(x + 12, y - 6, x + 12, y, color=colour, width=2.5, name="lock")
+    c.rect(x, y, x + 16, y + 12, fill=colour, name="lock")
+
+
+def _step_canvas(width: float, texts: dict, *, side: float, gap: float, size: float):
+    """:func:`distillation_step_figure`'s drawing, ``width`` px wide: the teacher's and the student's
+    columns ``side`` px wide at the edges, the loss panel between them, ``gap`` px from each."""
+    from . import canvas
+
+    line = size * canvas.LINE_EM
+    c = canvas.Canvas(width)
+    frozen, learning, arrow = "#9a9a9a", plots.color(0), boxes.ARROW_COLOR
+    left, right = side + gap, width - side - gap  # the loss panel's edges
+    centre = width / 2
+    # the batch, centred on top; its ids go down to both models, its labels to L_mlm
+    batch_lines = texts["batch"].count("<br>") + 1
+    batch_h = batch_lines * line + 10
+    batch_w = canvas.text_width(texts["batch"], size) + 16
+    c.rect(centre - batch_w / 2, 0, centre + batch_w / 2, batch_h, line=arrow, line_width=1.5, name="the batch")
+    c.text(centre, batch_h / 2, texts["batch"], anchor=("center", "middle"), size=size, name="the batch")
+    row_h = 3 * line + 12
+    top = batch_h + 2.2 * line + 8  # the loss panel's top: room for the labels' arrow and its word
+    rows = {term: top + k * row_h for k, term in enumerate(STEP_TERMS)}  # each row's top
+    total_top = top + 3 * row_h
+    total_h = line + 14
+    bottom = total_top + total_h
+    # the loss panel: three rows, each fed from the side it reads, and their weighted sum
+    c.rect(left, top, right, bottom, line=arrow, line_width=1.5, name="the losses")
+    for k, term in enumerate(STEP_TERMS):
+        if k:
+            c.line(left, rows[term], right, rows[term], color=arrow, width=1, name="the losses")
+        c.text(left + 6, rows[term] + row_h / 2, texts[term], anchor=("left", "middle"), size=size, name=f"L_{term}")
+    c.line(left, total_top, right, total_top, color=arrow, width=2, name="the losses")
+    c.text(centre, total_top + total_h / 2, texts["total"], anchor=("center", "middle"), size=size, name="L")
+    # the teacher: greyed, locked, beside the rows it feeds (L_ce, L_cos); the student beside all three
+    t_top, t_bottom = rows["ce"] - 4, rows["cos"] + row_h + 4
+    c.rect(2, t_top, side, t_bottom, fill="#eeeeee", line=frozen, line_width=2, name="the teacher")
+    _lock(c, side / 2 - 8, t_top + 14, frozen)
+    c.text(side / 2, (t_top + 30 + t_bottom) / 2, texts["teacher"], anchor=("center", "middle"), size=size,
+           color="#555555", name="the teacher")
+    c.notes[-1]["bgcolor"] = "#eeeeee"  # its box's grey: dark mode then reads the grey text against its box
+    s_top, s_bottom = top, bottom
+    c.rect(width - side, s_top, width - 2, s_bottom, line=learning, line_width=2.5, name="the student")
+    c.text(width - side / 2, (s_top + s_bottom) / 2, texts["student"], anchor=("center", "middle"), size=size,
+           name="the student")
+    # the batch's token ids: along the top, then down into each model
+    mid = batch_h / 2
+    for x_edge, x_model, y_model in ((centre - batch_w / 2, side / 2, t_top), (centre + batch_w / 2, width - side / 2,
+                                                                                  s_top)):
+        c.line(x_edge, mid, x_model, mid, color=arrow, width=2, name="the ids")
+        c.arrow(x_model, mid, x_model, y_model - 1, color=arrow, name="the ids")
+    c.arrow(centre, batch_h, centre, top - 1, color=arrow, name="the labels")
+    c.text(centre + 6, (batch_h + top) / 2, texts["labels"], anchor=("left", "middle"), size=size, name="the labels")
+    # what each row reads: the teacher's outputs from the left, the student's from the right
+    for term in STEP_TERMS:
+        y = rows[term] + row_h / 2
+        c.arrow(width - side - 1, y, right + 1, y, color=learning, name=f"student to L_{term}")
+        if term != "mlm":
+            c.arrow(side + 1, y, left - 1, y, color=frozen, name=f"teacher to L_{term}")
+    # the gradient, dashed: from L down, along under the panel, up into the student only
+    below = bottom + 16
+    x_from, x_into = right - 30, width - side / 2
+    c.line(x_from, bottom, x_from, below, color=learning, width=2, dash="dash", name="the gradient")
+    c.line(x_from, below, x_into, below, color=learning, width=2, dash="dash", name="the gradient")
+    c.arrow(x_into, below, x_into, s_bottom + 1, color=learning, width=2, name="the gradient")
+    c.text(x_into, below + 6, texts["gradient"], anchor=("right", "top"), size=size, color=learning,
+           name="the gradient")
+    return c
+
+
+def distillation_step_figure(n_teacher: int, n_student: int, alphas: dict, temperature: float) -> go.Figure:
+    """One step of distillation, drawn (lesson 07): a masked batch feeds the teacher (left, greyed,
+    a padlock: frozen) and the student (right); between them the loss panel, one row per term, each
+    fed from the side it reads (``L_mlm`` the student's guesses and the batch's labels, ``L_ce`` and
+    ``L_cos`` both models), each row with its weight of ``alphas`` (``{"ce", "mlm", "cos"}``), and
+    their weighted sum ``L``; a dashed arrow carries the gradient of ``L`` back into the student
+    alone. ``n_teacher`` and ``n_student``: the two models' layers; ``temperature``: ``T`` of
+    ``L_ce``. Drawn in pixels (:mod:`.canvas`), with a phone's layout of the same parts."""
+    from . import canvas
+
+    for name, value in (("n_teacher", n_teacher), ("n_student", n_student)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"expected {name}, a number of layers, a positive int, got {value!r}")
+    if not isinstance(alphas, dict) or set(alphas) != set(STEP_TERMS):
+        raise ValueError(f"expected alphas, a dict of the weights {{'ce', 'mlm', 'cos'}}, got {alphas!r}")
+    for term in STEP_TERMS:
+        positive_number(f"alphas[{term!r}]", alphas[term])
+    temperature = positive_number("temperature", temperature)
+    wide = _step_canvas(canvas.WIDE_DESIGN_PX, _step_texts(n_teacher, n_student, alphas, temperature, False),
+                        side=150, gap=56, size=12)
+    narrow = _step_canvas(canvas.NARROW_DESIGN_PX, _step_texts(n_teacher, n_student, alphas, temperature, True),
+                          side=78, gap=26, size=10)
+    return canvas.canvas_figure(wide, narrow, title="One step of distillation: only the student learns")
+
+
+# --------------------------------------------------------------------------------------------
+# What the teacher knows beyond the answer (lesson 07): every token's probability, by rank
+
+def ranked_guesses_figure(probabilities, tokens: Sequence[str], kinds: Sequence[str], *, threshold: float = 1e-3,
+                          title: str) -> go.Figure:
+    """A model's whole predicted distribution at one position: every token a dot at its rank
+    (1: the most probable) and its probability, on a log scale (ticks at 0.1, 0.01, ... down to the
+    smallest decade drawn), one colour and marker shape per kind of token (``kinds (V,)``:
+    a noun, a verb, a word piece...), the token's name on hover; a dotted line at ``threshold``,
+    named at its right end. Under it, on the same ranks, a strip per kind (named on its row, in
+    the order the kinds first appear by rank): a tick at the rank of each of its tokens, so where
+    each kind ranks reads without colour and without one kind's dots hiding another's.
+    ``probabilities (V,)``: a distribution (non-negative, sum 1); ``tokens (V,)``: the tokens."""
+    plots.require_text("title", title)
+    p = np.asarray(probabilities, dtype=float)
+    if p.ndim != 1 or p.size < 2 or not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1) > 1e-3:
+        raise ValueError(f"expected one position's probabilities, shape (V,) with V >= 2, >= 0 and summing to 1, "
+                         f"got shape {p.shape} summing to {p.sum():.4g}")
+    if isinstance(tokens, str) or isinstance(kinds, str) or len(tokens) != p.size or len(kinds) != p.size:
+        raise ValueError(f"expected one token and one kind per probability ({p.size}), "
+                         f"got {len(tokens)} tokens and {len(kinds)} kinds")
+    threshold = positive_number("threshold", threshold)
+    if not threshold < 1:
+        raise ValueError(f"expected a threshold below 1, got {threshold!r}")
+    order = np.argsort(-p, kind="stable")
+    rank = np.empty(p.size, dtype=int)
+    rank[order] = np.arange(1, p.size + 1)
+    floor = max(float(p[p > 0].min()) if np.any(p > 0) else 1e-12, 1e-12)
+    low_decade = int(np.floor(np.log10(floor)))
+    top_decade = int(np.ceil(np.log10(max(float(p.max()), threshold))))
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.66, 0.34], vertical_spacing=0.05)
+    named = list(dict.fromkeys(str(kinds[i]) for i in order))  # the kinds as they first appear by rank
+    members = {kind: [i for i in order if str(kinds[i]) == kind] for kind in named}
+    for kind in sorted(named, key=lambda k: -len(members[k])):  # the largest drawn first, under the others
+        j, chosen = named.index(kind), members[kind]
+        colour, symbol = plots.color(j), plots.SYMBOLS[j % len(plots.SYMBOLS)]
+        fig.add_trace(go.Scatter(
+            x=rank[chosen], y=plots.significant(np.maximum(p[chosen], floor)), mode="markers", name=kind,
+            text=[str(tokens[i]) for i in chosen], legendgroup=kind, showlegend=False,
+            marker=dict(color=colour, symbol=symbol, size=6, line=dict(width=0)),
+            hovertemplate="%{text} (" + kind + "): rank %{x}, %{y:.2g}<extra></extra>"), row=1, col=1)
+        # the strip below: where the tokens of this kind rank, one tick each, on the kind's own row
+        fig.add_trace(go.Scatter(
+            x=rank[chosen], y=[kind] * len(chosen), mode="markers", name=kind, legendgroup=kind, showlegend=False,
+            text=[str(tokens[i]) for i in chosen],
+            marker=dict(color=colour, symbol="line-ns-open", size=10, line=dict(width=1.2, color=colour)),
+            hovertemplate="%{text}: rank %{x}<extra>" + kind + "</extra>"), row=2, col=1)
+    line = dict(color=plots.REFERENCE_COLOR, width=1.5, dash="dot")
+    fig.add_hline(y=threshold, line=line, row=1, col=1)
+    # on a log axis a shape takes the data value and an annotation its log10 (plotly.py #2580)
+    fig.add_annotation(x=p.size, y=np.log10(threshold), xref="x", yref="y", text=f"{threshold:g}",
+                       showarrow=False, xanchor="right", yanchor="bottom", yshift=2, font=dict(size=12))
+    decades = list(range(top_decade, low_decade - 1, -1))
+    ticks = [10.0 ** d for d in decades]
+    fig.update_yaxes(type="log", range=[low_decade - 0.1, top_decade + 0.05], tickvals=ticks,
+                     ticktext=[f"{t:g}" if d >= -3 else f"10<sup>{d}</sup>" for t, d in zip(ticks, decades)],
+                     title_text="probability (log scale)", row=1, col=1)
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=named[::-1], row=2, col=1)
+    fig.update_xaxes(range=[-0.01 * p.size, 1.01 * p.size])
+    fig.update_xaxes(title_text="rank (1: the most probable)", row=2, col=1)
+    fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"), template=plots.TEMPLATE,
+                      height=300 + 22 * len(named) + 200, margin=dict(l=10, r=20, t=60, b=60), font=dict(size=13),
+                      showlegend=False)
+    fig.update_yaxes(automargin=True)
+    return fig
