@@ -178,32 +178,6 @@ def test_the_polarity_figure_draws_each_words_numbers_by_polarity():
         figures.polarity_figure({"copy": (direction[:3], preference)}, words, labels)
 
 
-def test_the_who_labels_figure_says_who_labels_each_arms_sentences():
-    fig = figures.who_labels_figure(500, 16_867)
-    boxes_ = [a for a in fig.layout.annotations if not a.showarrow]
-    texts = [a.text for a in boxes_]
-    assert texts[:3] == ["500 labelled sentences", "the teacher,<br>fine-tuned on the 500",
-                         "16,867 sentences<br>without a label"]
-    assert [t.split(":")[0] for t in texts[3:]] == ["A", "B", "C"]
-    assert all("the 500 labels" in t for t in texts[3:])  # every arm reads the people's labels
-    assert "soft targets" in texts[4] and "answers" in texts[5]
-    arrows = [a for a in fig.layout.annotations if a.showarrow]
-    assert len(arrows) == 5  # labels -> teacher, text -> teacher, labels -> A, teacher -> B, teacher -> C
-    # into the teacher from both sources, out of it to B and C: arrows end at the boxes they join
-    x_of = {t: a.x for t, a in zip(texts, boxes_)}
-    teacher_x = x_of[texts[1]]
-    assert sum(abs(a.ax - teacher_x) < 1 for a in arrows) == 2  # B and C's arrows leave from its centre
-    narrow = fig.layout.meta["narrow_layout"]
-    assert [a["text"] for a in narrow["annotations"] if not a["showarrow"]] == texts
-    assert narrow["xaxis"]["range"][1] < fig.layout.xaxis.range[1]  # designed for a phone's width
-
-
-@pytest.mark.parametrize("args", [(0, 100), (500, -1), (True, 100), (500, 1.5)])
-def test_the_who_labels_figure_wants_counts_of_sentences(args):
-    with pytest.raises(ValueError, match="a number of sentences, a positive int"):
-        figures.who_labels_figure(*args)
-
-
 def test_one_token_figure_draws_each_series_per_token_and_marks_the_label_and_the_erased_words():
     from course_utils.figures import one_token_figure
 

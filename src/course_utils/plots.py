@@ -447,57 +447,7 @@ def arrow(fig: go.Figure, start, end, colour: str, label: str = "", at=None, anc
 
 
 # --------------------------------------------------------------------------------------------
-# Boxes and arrows: a training flow (lesson 07)
+# Boxes' outline colours (figures.boxes)
 
 
 BOX_COLORS = tuple(c for c in PALETTE if c != "#F0E442")
-
-
-def flow_diagram(
-    boxes: Sequence[tuple[str, float, float]],
-    arrows: Sequence[tuple[str, str]],
-    *,
-    title: str,
-    height: int = 460,
-) -> go.Figure:
-    """A diagram of labelled boxes joined by arrows, such as a training step's data flow.
-
-    ``boxes``: ``(label, x, y)`` with ``x, y`` in ``[0, 1]`` (the box's centre; ``<br>`` breaks a
-    label's lines); box ``i`` is outlined in the ``i``-th colour of :data:`BOX_COLORS` (the
-    palette without its yellow, too pale for a thin line on white). ``arrows``: ``(from_label,
-    to_label)`` pairs, drawn from centre to centre, stopping short of the boxes. Hovering over a
-    box shows its label, so the figure reads without colour too.
-    """
-    require_text("title", title)
-    where = {}
-    for label, x, y in boxes:
-        require_text("a box's label", label)
-        if label in where:
-            raise ValueError(f"expected every box's label once, got {label!r} twice")
-        if not (0 <= x <= 1 and 0 <= y <= 1):
-            raise ValueError(f"expected box coordinates in [0, 1], got ({x}, {y}) for {label!r}")
-        where[label] = (float(x), float(y))
-    for start, end in arrows:
-        missing = [name for name in (start, end) if name not in where]
-        if missing:
-            raise ValueError(f"expected arrows between boxes, got unknown box {missing[0]!r}; boxes: {list(where)}")
-    fig = go.Figure()
-    for start, end in arrows:
-        (x0, y0), (x1, y1) = where[start], where[end]
-        fig.add_annotation(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
-                           showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=1.6, arrowcolor="#555555",
-                           standoff=24, startstandoff=24)  # fmt: skip
-    for i, (label, (x, y)) in enumerate(where.items()):
-        fig.add_annotation(x=x, y=y, xref="x", yref="y", text=label, showarrow=False, align="center",
-                           bgcolor="white", bordercolor=BOX_COLORS[i % len(BOX_COLORS)], borderwidth=2, borderpad=6,
-                           font=dict(size=12))  # fmt: skip
-    fig.add_trace(go.Scatter(
-        x=[x for x, _ in where.values()], y=[y for _, y in where.values()], mode="markers",
-        marker=dict(size=1, opacity=0), hovertext=[label.replace("<br>", " ") for label in where],
-        hoverinfo="text", showlegend=False, name="boxes",
-    ))  # fmt: skip
-    fig.update_xaxes(visible=False, range=[-0.1, 1.1])
-    fig.update_yaxes(visible=False, range=[-0.1, 1.1])
-    fig.update_layout(title=dict(text=title, x=0.02, xanchor="left"), template=TEMPLATE, height=height,
-                      margin=dict(l=10, r=10, t=60, b=10), font=dict(size=13))  # fmt: skip
-    return fig

@@ -40,9 +40,10 @@ module                  lesson  what it draws
                                 DistilBERT-base stage by stage, and what BERT-base adds
 ``encoder_diagrams``    06      the feed-forward network on every token with the same weights;
                                 which text reaches the teacher, the held-out words' path
-``distillation``        07      a distribution softened by a temperature; its explorer; the student's copy of the
-                                teacher; where a start keeps the held-out words' polarity; who
-                                labels what each few-label arm reads
+``distillation``        07      every token's probability by rank; a distribution softened by a
+                                temperature, its explorer; one step of distillation; the
+                                student's copy of the teacher; where a start keeps the held-out
+                                words' polarity; one token's soft target
 ``comparisons``         07      how to read a comparison of arms run with the same seeds: each
                                 seed's difference, the mean, the interval, the verdict; Holm's
                                 step-down; the budget curve
@@ -69,7 +70,6 @@ from .distillation import (
     softened,
     temperature_explorer,
     temperature_figure,
-    who_labels_figure,
 )
 from .encoder import architecture_figure, block_figure, layer_norm_figure, layer_norm_numbers, post_pre_ln_figure
 from .encoder_diagrams import feed_forward_figure, feed_forward_numbers, feed_forward_weights, sentiment_task_figure
@@ -248,7 +248,6 @@ __all__ = [
     "temperature_figure",
     "uniform_behaviours",
     "wavelength_rows",
-    "who_labels_figure",
     "word_scatter_figure",
     "wordpiece_figure",
 ]

@@ -1,13 +1,16 @@
-"""Lesson 07's figure and explorer: one position's predicted distribution, softened by a temperature.
+"""Lesson 07's figures: what a teacher's distribution holds, softened by a temperature, and one step
+of distillation.
 
+:func:`ranked_guesses_figure` draws every token's probability by rank, coloured by kind;
+:func:`distillation_step_figure` one step of distillation (the frozen teacher, the three losses, the
+gradient into the student only).
 :func:`softened` is ``softmax(logits / T)`` and :func:`entropy` its spread in nats;
 :func:`temperature_figure` draws the softened distribution of the top tokens against the model's
 own (``T = 1``); :func:`temperature_explorer` puts it behind a slider for ``T`` (a
 :class:`course_utils.widgets.Explorer`). :func:`copy_figure` draws how a student is copied from its
 teacher (and what the study's erased start re-draws), :func:`polarity_figure` where a start keeps
-the polarity of the held-out words (its word table, its guesses), :func:`one_token_figure`
-distillation at one token (the teacher's soft target, the student before and after), and
-:func:`who_labels_figure` who labels what each few-label arm reads.
+the polarity of the held-out words (its word table, its guesses), and :func:`one_token_figure`
+distillation at one token (the teacher's soft target, the student before and after).
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from ..validation import positive_number
 from ..widgets import Explorer, Slider
 from . import boxes
 
-__all__ = ["copy_figure", "distillation_step_figure", "entropy", "one_token_figure", "polarity_figure", "ranked_guesses_figure", "softened", "temperature_figure",
-           "temperature_explorer", "who_labels_figure"]
+__all__ = ["copy_figure", "distillation_step_figure", "entropy", "one_token_figure", "polarity_figure",
+           "ranked_guesses_figure", "softened", "temperature_explorer", "temperature_figure"]
 
 
 def _check_logits_row(logits, labels: Sequence[str]) -> np.ndarray:
@@ -264,29 +267,6 @@ def polarity_figure(starts: dict, words: Sequence[str], labels: Sequence[int]) -
                       template=plots.TEMPLATE, height=300 + 80 * len(names), margin=dict(l=10, r=20, t=90, b=50),
                       font=dict(size=12), legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1))
     return fig
-
-
-def who_labels_figure(n_labels: int, n_unlabelled: int) -> go.Figure:
-    """Who labels what in lesson 07's few-label arms: ``n_labels`` sentences keep their labels, the
-    teacher is fine-tuned on those alone and labels the ``n_unlabelled`` others; arm A reads the
-    labels only, B adds the teacher's soft targets, C its answers. Boxes in two rows (sources, then
-    the arms), arrows from each source to what reads it; on a phone, the same boxes in three rows."""
-    for name, value in (("n_labels", n_labels), ("n_unlabelled", n_unlabelled)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"expected {name}, a number of sentences, a positive int, got {value!r}")
-    texts = [
-        f"{n_labels} labelled sentences",
-        f"the teacher,<br>fine-tuned on the {n_labels}",
-        f"{n_unlabelled:,} sentences<br>without a label",
-        f"A: the {n_labels} labels",
-        f"B: the {n_labels} labels<br>+ the teacher's<br>soft targets",
-        f"C: the {n_labels} labels<br>+ the teacher's<br>answers",
-    ]
-    return boxes.box_diagram(
-        texts, title="Who labels what: the teacher saw only the student's labels",
-        wide_rows=[[0, 1, 2], [3, 4, 5]], edges=[(0, 1), (2, 1), (0, 3), (1, 4), (1, 5)],
-        narrow_rows=[[0, 2], [3, 1], [4, 5]], narrow_edges=[(0, 3), (0, 1), (2, 1), (1, 4), (1, 5)],
-    )
 
 
 def one_token_figure(tokens: Sequence[str], series: dict, *, label: str, marked: Sequence[str] = (),
