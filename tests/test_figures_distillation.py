@@ -288,3 +288,39 @@ def test_the_ranked_guesses_figure_wants_one_distribution(args, match):
         figures.ranked_guesses_figure(*args, title="t")
     with pytest.raises(ValueError, match="threshold"):
         figures.ranked_guesses_figure([0.5, 0.5], ["a", "b"], ["x", "y"], threshold=2.0, title="t")
+
+
+# --------------------------------------------------------------------------------------------
+# Who labels what in the few-label arms
+
+def test_the_few_labels_figure_sends_the_labels_to_every_arm_and_the_teacher_to_b_and_c_only():
+    from course_utils.figures import canvas
+
+    fig = figures.few_labels_figure(500, 16_867)
+    layout = fig.to_plotly_json()["layout"]
+    for drawn in (layout, layout["meta"]["narrow_layout"]):
+        assert canvas.clashes_of(drawn) == []  # no label on a label, a line, an arrow or a box's edge
+        notes, shapes = drawn["annotations"], drawn["shapes"]
+        texts = {n["name"]: n["text"] for n in notes if not n.get("showarrow")}
+        assert "500 labelled" in texts["the labels"] and "16,867" in texts["the text"]
+        assert "on the 500 only" in texts["the teacher"]
+        assert [texts[f"arm {a}"].split("<br>")[1] for a in "ABC"] == ["labels only", "+ soft targets", "+ answers"]
+        arrows = {n["name"]: n for n in notes if n.get("showarrow")}
+        arm = {a: next(s for s in shapes if s["name"] == f"arm {a}" and s["type"] == "rect") for a in "ABC"}
+        teacher = next(s for s in shapes if s["name"] == "the teacher" and s["type"] == "rect")
+        for a in "ABC":  # the labels reach every arm, from below, its head on the arm's bottom edge
+            head = arrows[f"labels to {a}"]
+            assert arm[a]["x0"] < head["x"] < arm[a]["x1"] and head["y"] == pytest.approx(arm[a]["y1"] + 1)
+        assert "the teacher to A" not in arrows  # A reads the labels alone
+        for a in "BC":  # the teacher's outputs into B and C, from its bottom edge to the arm's top
+            out = arrows[f"the teacher to {a}"]
+            assert out["ay"] == pytest.approx(teacher["y1"]) and out["y"] == pytest.approx(arm[a]["y0"] - 1)
+        into = arrows["labels to the teacher"]
+        assert into["y"] == pytest.approx(teacher["y0"] - 1)  # the teacher is fine-tuned on the labels
+    assert layout["meta"]["narrow_layout"]["xaxis"]["range"][1] < layout["xaxis"]["range"][1]
+
+
+@pytest.mark.parametrize("args", [(0, 100), (500, -1), (True, 100), (500, 1.5), ("500", 100)])
+def test_the_few_labels_figure_wants_counts_of_sentences(args):
+    with pytest.raises(ValueError, match="a number of sentences, a positive int"):
+        figures.few_labels_figure(*args)

@@ -43,7 +43,8 @@ module                  lesson  what it draws
 ``distillation``        07      every token's probability by rank; a distribution softened by a
                                 temperature, its explorer; one step of distillation; the
                                 student's copy of the teacher; where a start keeps the held-out
-                                words' polarity; one token's soft target
+                                words' polarity; one token's soft target; who labels what each
+                                few-label arm reads
 ``comparisons``         07      how to read a comparison of arms run with the same seeds: each
                                 seed's difference, the mean, the interval, the verdict; Holm's
                                 step-down; the budget curve
@@ -64,6 +65,7 @@ from .distillation import (
     copy_figure,
     distillation_step_figure,
     entropy,
+    few_labels_figure,
     one_token_figure,
     polarity_figure,
     ranked_guesses_figure,
@@ -155,6 +157,7 @@ __all__ = [
     "comparison_rows",
     "differences_figure",
     "distillation_step_figure",
+    "few_labels_figure",
     "holm_figure",
     "kind_curves_figure",
     "label_alignment_figure",

@@ -3,7 +3,7 @@ of distillation.
 
 :func:`ranked_guesses_figure` draws every token's probability by rank, coloured by kind;
 :func:`distillation_step_figure` one step of distillation (the frozen teacher, the three losses, the
-gradient into the student only).
+gradient into the student only); :func:`few_labels_figure` who labels what each few-label arm reads.
 :func:`softened` is ``softmax(logits / T)`` and :func:`entropy` its spread in nats;
 :func:`temperature_figure` draws the softened distribution of the top tokens against the model's
 own (``T = 1``); :func:`temperature_explorer` puts it behind a slider for ``T`` (a
@@ -27,7 +27,7 @@ from ..validation import positive_number
 from ..widgets import Explorer, Slider
 from . import boxes
 
-__all__ = ["copy_figure", "distillation_step_figure", "entropy", "one_token_figure", "polarity_figure",
+__all__ = ["copy_figure", "distillation_step_figure", "entropy", "few_labels_figure", "one_token_figure", "polarity_figure",
            "ranked_guesses_figure", "softened", "temperature_explorer", "temperature_figure"]
 
 
@@ -425,6 +425,86 @@ def distillation_step_figure(n_teacher: int, n_student: int, alphas: dict, tempe
     narrow = _step_canvas(canvas.NARROW_DESIGN_PX, _step_texts(n_teacher, n_student, alphas, temperature, True),
                           side=78, gap=26, size=10)
     return canvas.canvas_figure(wide, narrow, title="One step of distillation: only the student learns")
+
+
+# --------------------------------------------------------------------------------------------
+# Few labels (lesson 07's lab): who labels what each arm reads
+
+
+def _few_labels_canvas(width: float, n_labels: int, n_unlabelled: int, *, size: float):
+    """:func:`few_labels_figure`'s drawing, ``width`` px wide: the two sources on top, the teacher
+    under them, the arms A, B, C in a row; the labels' line runs down the left margin and under the
+    arms, so that no arrow crosses another."""
+    from . import canvas
+
+    line = size * canvas.LINE_EM
+    c = canvas.Canvas(width)
+    arrow, labels_colour, teacher_colour = boxes.ARROW_COLOR, plots.color(1), plots.color(0)
+    lane, left = 8.0, 20.0  # the labels' line runs at x = lane, the boxes start at x = left
+    gap = 12.0
+    half = (width - left - gap) / 2
+    src_h = 2 * line + 12
+    c.rect(left, 0, left + half, src_h, line=labels_colour, line_width=2, name="the labels")
+    c.text(left + half / 2, src_h / 2, f"<b>{n_labels:,} labelled</b><br>sentences", anchor=("center", "middle"),
+           size=size, name="the labels")
+    x_text = left + half + gap
+    c.rect(x_text, 0, width - 2, src_h, line=arrow, line_width=1.5, name="the text")
+    c.text((x_text + width - 2) / 2, src_h / 2, f"<b>{n_unlabelled:,}</b> sentences<br>without a label",
+           anchor=("center", "middle"), size=size, name="the text")
+    # the teacher: fine-tuned on the labels (arrow from the left source), it labels the text (from the right)
+    t_top = src_h + 2 * line + 10
+    t_h = 2 * line + 12
+    t_left = left + half / 2
+    c.rect(t_left, t_top, width - 2, t_top + t_h, line=teacher_colour, line_width=2, name="the teacher")
+    c.text((t_left + width - 2) / 2, t_top + t_h / 2, f"<b>a teacher</b>, fine-tuned<br>on the {n_labels:,} only",
+           anchor=("center", "middle"), size=size, name="the teacher")
+    x_in = t_left + 24
+    c.arrow(x_in, src_h, x_in, t_top - 1, color=labels_colour, name="labels to the teacher")
+    c.text(x_in + 6, (src_h + t_top) / 2, "fine-tunes", anchor=("left", "middle"), size=size, color=labels_colour,
+           name="labels to the teacher")
+    x_read = (x_text + width - 2) / 2
+    c.arrow(x_read, src_h, x_read, t_top - 1, color=arrow, name="text to the teacher")
+    c.text(x_read + 6, (src_h + t_top) / 2, "it reads", anchor=("left", "middle"), size=size, name="text to the teacher")
+    # the arms, in a row; the teacher's outputs into B and C
+    a_top = t_top + t_h + 2 * line + 10
+    a_h = 2 * line + 12
+    arm_w = (width - left - 2 * gap - 2) / 3
+    xs = [left + k * (arm_w + gap) for k in range(3)]
+    arms = (("A", "labels only"), ("B", "+ soft targets"), ("C", "+ answers"))
+    for x0, (arm, what) in zip(xs, arms):
+        c.rect(x0, a_top, x0 + arm_w, a_top + a_h, line=arrow, line_width=1.5, name=f"arm {arm}")
+        c.text(x0 + arm_w / 2, a_top + a_h / 2, f"<b>{arm}</b><br>{what}", anchor=("center", "middle"), size=size,
+               name=f"arm {arm}")
+    for x0, arm, what in ((xs[1], "B", "its soft<br>targets"), (xs[2], "C", "its<br>answers")):
+        x = x0 + arm_w / 2
+        c.arrow(x, t_top + t_h, x, a_top - 1, color=teacher_colour, name=f"the teacher to {arm}")
+        c.text(x - 6, (t_top + t_h + a_top) / 2, what, anchor=("right", "middle"), size=size, color=teacher_colour,
+               name=f"the teacher to {arm}")
+    # the labels to every arm: out of the labels' box, down the left margin, along under the arms, up into each
+    bus = a_top + a_h + 16
+    c.line(left, src_h / 2, lane, src_h / 2, color=labels_colour, width=2, name="labels to every arm")
+    c.line(lane, src_h / 2, lane, bus, color=labels_colour, width=2, name="labels to every arm")
+    c.line(lane, bus, xs[2] + arm_w / 2, bus, color=labels_colour, width=2, name="labels to every arm")
+    for x0, (arm, _) in zip(xs, arms):
+        c.arrow(x0 + arm_w / 2, bus, x0 + arm_w / 2, a_top + a_h + 1, color=labels_colour, name=f"labels to {arm}")
+    c.text(width / 2, bus + 6, f"every arm trains on the {n_labels:,} labels", anchor=("center", "top"), size=size,
+           color=labels_colour, name="labels to every arm")
+    return c
+
+
+def few_labels_figure(n_labels: int, n_unlabelled: int) -> go.Figure:
+    """Who labels what in the few-label arms (lesson 07's lab): ``n_labels`` sentences keep their
+    labels, a teacher is fine-tuned on those alone and reads the ``n_unlabelled`` others; every arm
+    trains on the labels (a line to each), A on nothing more, B on the teacher's soft targets as
+    well, C on its answers. Drawn in pixels (:mod:`.canvas`), a phone's layout of the same parts."""
+    from . import canvas
+
+    for name, value in (("n_labels", n_labels), ("n_unlabelled", n_unlabelled)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"expected {name}, a number of sentences, a positive int, got {value!r}")
+    wide = _few_labels_canvas(canvas.WIDE_DESIGN_PX * 0.8, int(n_labels), int(n_unlabelled), size=12)
+    narrow = _few_labels_canvas(canvas.NARROW_DESIGN_PX, int(n_labels), int(n_unlabelled), size=10.5)
+    return canvas.canvas_figure(wide, narrow, title="Who labels what: the teacher saw only the student's labels")
 
 
 # --------------------------------------------------------------------------------------------
