@@ -35,7 +35,7 @@ EMPHASIS = {
     "03": {"added", "adds", "position"},
     "04": {"every", "saturates", "weighted average of the values"},
     "05": {"alone", "blocked", "boolean", "left", "may attend", "no key at all", "replaces"},
-    "06": {"half the layers", "last"},
+    "06": {"last"},
     "07": {"energy", "latency", "memory", "one layer out of two", "erases"},
     "08": {"features", "foundation", "frozen features", "bfloat16 autocast", "forward", "backward", "step",
            "schedule", "words first, then composition"},
