@@ -590,3 +590,26 @@ def test_the_welcome_pages_map_lists_every_lesson_of_the_course_in_order():
     assert [int(n) for n, _ in rows] == [e.planned.number for e in course_map.lessons()]
     for (number, title), entry in zip(rows, course_map.lessons()):
         assert title in (entry.title, f"{{doc}}`{entry.stem}`"), f"map row {number}: link {entry.stem}"
+
+
+def test_a_lesson_re_executed_with_the_same_code_is_rebuilt_by_the_book(tmp_path):
+    """`make lessons` then `make book`: new outputs under unchanged code replace the cached ones, and the
+    lesson's .md is touched (Sphinx rebuilds a page only when its source is newer than the build);
+    a lesson whose outputs did not change is left alone."""
+    import os
+    import shutil
+
+    source = tmp_path / "lesson.md"
+    shutil.copy(PAGES[0], source)
+    shutil.copy(PAGES[0].with_suffix(".ipynb"), source.with_suffix(".ipynb"))
+    cache = tmp_path / "cache"
+    lessons.seed_execution_cache(cache, [source])
+    os.utime(source, (1_000_000_000, 1_000_000_000))
+    lessons.seed_execution_cache(cache, [source])
+    assert source.stat().st_mtime == 1_000_000_000  # the same outputs: nothing to rebuild
+    notebook = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    code = next(cell for cell in notebook.cells if cell.cell_type == "code" and cell.outputs)
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="a new output\n")]
+    nbformat.write(notebook, source.with_suffix(".ipynb"))
+    lessons.seed_execution_cache(cache, [source])
+    assert source.stat().st_mtime > 1_000_000_000  # new outputs: the page is rebuilt

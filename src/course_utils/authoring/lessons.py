@@ -445,19 +445,32 @@ def seed_execution_cache(cache_dir: Path, paths: list[Path] | None = None) -> in
     jupyter-cache at ``cache_dir`` (the one ``jupyter-book build`` uses). Valid only when nbval has
     just passed on those notebooks, which the current ``course_utils`` gave: the cache is marked as
     this code's (:func:`course_utils.book.mark_execution_cache`), so the build keeps it. Returns the
-    number of lessons cached."""
+    number of lessons cached.
+
+    A lesson re-executed with its code unchanged (new outputs, the same ``.md``) replaces its cached
+    outputs, and its ``.md`` is touched: Sphinx rebuilds a page only when its source is newer than
+    the last build, so the site would otherwise keep the old outputs."""
     import nbformat
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
     from ..book import mark_execution_cache, package_source_hash
 
+    def outputs(notebook) -> list:
+        return [cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code"]
+
     cache = get_cache(str(cache_dir))
     paths = paths or page_sources()
     for path in paths:
         notebook = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+        try:
+            cached = cache.get_cache_bundle(cache.match_cache_notebook(notebook).pk).nb
+        except KeyError:  # not cached, or its code changed: the .md changed with it, Sphinx rereads it
+            cached = None
         bundle = CacheBundleIn(notebook, str(path), data={"validated_by": "nbval"})
         cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+        if cached is not None and outputs(cached) != outputs(notebook):
+            os.utime(path)
     mark_execution_cache(cache_dir, package_source_hash())
     return len(paths)
 
