@@ -22,17 +22,25 @@ PROSODY_TITLE = "How often each degree adverb stands right before a held-out adj
 PARAMETER_TITLE = "Where the parameters sit"
 
 
+def _named_arrays(mapping, name: str, values: str) -> dict[str, np.ndarray]:
+    """``mapping``, a non-empty dict of a ``name`` (a curve, a behaviour) to its ``values`` (numbers),
+    as float arrays; a clear error for anything else. Shapes are the caller's to check."""
+    if not isinstance(mapping, Mapping) or not mapping:
+        raise TypeError(f"expected a non-empty dict of {name} name -> {values}, got {type(mapping).__name__}")
+    arrays = {}
+    for key, given in mapping.items():
+        plots.require_text(f"a {name}'s name", key)
+        try:
+            arrays[key] = np.asarray(given, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"expected the {values} of {key!r} to be numbers, got {type(given).__name__}") from None
+    return arrays
+
+
 def _curves(norms) -> tuple[dict[str, np.ndarray], int]:
     """``norms``: a non-empty mapping of a curve's name to its ``(L + 1,)`` positive finite norms."""
-    if not isinstance(norms, Mapping) or not norms:
-        raise TypeError(f"expected a non-empty dict of curve name -> gradient norms, got {type(norms).__name__}")
     curves = {}
-    for name, values in norms.items():
-        plots.require_text("a curve's name", name)
-        try:
-            array = np.asarray(values, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError(f"expected the norms of {name!r} to be numbers, got {type(values).__name__}") from None
+    for name, array in _named_arrays(norms, "curve", "gradient norms").items():
         if array.ndim != 1 or array.size < 2 or not np.all(np.isfinite(array)) or np.any(array < 0):
             raise ValueError(f"expected the norms of {name!r} to be a finite, non-negative vector (L + 1,) with "
                              f"L >= 1, got shape {array.shape}")  # fmt: skip
@@ -229,15 +237,8 @@ def behaviours_figure(scores: Mapping[str, object], *, title: str = BEHAVIOURS_T
     a thin gap between layers; the x axis names the layers ("L1" ...), so it stays legible on a
     phone, and hovering a cell names its head ("L3H3"). One colour scale, 0 to 1.
     """
-    if not isinstance(scores, Mapping) or not scores:
-        raise TypeError(f"expected a non-empty dict of behaviour -> (L, H) scores, got {type(scores).__name__}")
     grids = {}
-    for name, values in scores.items():
-        plots.require_text("a behaviour's name", name)
-        try:
-            grid = np.asarray(values, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError(f"expected the scores of {name!r} to be numbers, got {type(values).__name__}") from None
+    for name, grid in _named_arrays(scores, "behaviour", "(L, H) scores").items():
         if grid.ndim != 2 or grid.size == 0 or not np.all(np.isfinite(grid)) or grid.min() < 0 or grid.max() > 1:
             raise ValueError(f"expected the scores of {name!r} to be an (L, H) grid of values in [0, 1], got shape "
                              f"{grid.shape}")  # fmt: skip
